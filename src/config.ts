@@ -1,0 +1,192 @@
+// The only reader of process.env. Everything else receives the typed, frozen Config built here.
+// Invalid values fail fast at start-up with a message naming the variable.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+
+export type MailConfig = {
+  mailer: 'smtp' | 'log';
+  host: string;
+  port: number;
+  username: string | null;
+  password: string | null;
+  encryption: 'tls' | 'starttls' | 'none';
+  fromAddress: string;
+  fromName: string;
+};
+
+export type Config = {
+  env: 'production' | 'development' | 'test';
+  appName: string;
+  appUrl: string;
+  /** 32 bytes from APP_KEY; signs links and derives secrets. */
+  appKey: Buffer;
+  locale: string;
+  host: string;
+  port: number;
+  databaseUrl: string;
+  dataDir: string;
+  logLevel: string;
+  /** Token lifetime in minutes; null = never expires. */
+  tokenExpirationMinutes: number | null;
+  tokenPrefix: string;
+  statefulDomains: string[];
+  corsAllowedOrigins: string[];
+  mustVerifyEmail: boolean;
+  sessionLifetimeMinutes: number;
+  bodyLimit: number;
+  requestTimeoutMs: number;
+  /** Requests per minute per token (or per IP when anonymous); 0 turns the API limit off. */
+  apiRateLimit: number;
+  rateLimitStore: 'memory' | 'redis';
+  redisUrl: string;
+  mail: MailConfig;
+};
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string, fallback: string): string {
+  const value = env[name];
+  return value === undefined || value === '' ? fallback : value;
+}
+
+function int(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}".`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}.`);
+  return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+  if (['false', '0', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}".`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = str(env, name, fallback).toLowerCase();
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}".`);
+  }
+  return raw as T;
+}
+
+function list(env: Env, name: string): string[] {
+  return str(env, name, '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+function url(env: Env, name: string, fallback: string): string {
+  const raw = str(env, name, fallback);
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}".`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+/** Parses Laravel's `base64:<32 bytes>` key form. */
+export function parseAppKey(raw: string): Buffer {
+  const match = /^base64:([A-Za-z0-9+/=]+)$/.exec(raw.trim());
+  const key = match?.[1] === undefined ? null : Buffer.from(match[1], 'base64');
+  if (key === null || key.length !== 32) {
+    throw new ConfigError('APP_KEY must be "base64:" followed by 32 random bytes in base64 (run `npm run cli -- key:generate`).');
+  }
+  return key;
+}
+
+export function generateAppKey(): string {
+  return `base64:${randomBytes(32).toString('base64')}`;
+}
+
+// Outside production a missing APP_KEY is generated once and kept under the data directory, so a
+// first `npm start` needs no .env and sessions survive restarts. Production must set it explicitly.
+function resolveAppKey(env: Env, production: boolean, dataDir: string): Buffer {
+  const raw = env.APP_KEY;
+  if (raw !== undefined && raw !== '') return parseAppKey(raw);
+  if (production) throw new ConfigError('APP_KEY is required in production (run `npm run cli -- key:generate`).');
+  const file = resolve(dataDir, 'app.key');
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, `${generateAppKey()}\n`, { mode: 0o600 });
+  }
+  return parseAppKey(readFileSync(file, 'utf8'));
+}
+
+function expiration(env: Env): number | null {
+  const raw = env.SANCTUM_EXPIRATION?.trim();
+  if (raw === undefined || raw === '' || raw.toLowerCase() === 'null') return null;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new ConfigError(`SANCTUM_EXPIRATION must be a positive number of minutes or null, got "${raw}".`);
+  }
+  return value;
+}
+
+/** Builds the configuration from an environment (process.env by default, after loading .env). */
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = oneOf(env, 'NODE_ENV', ['production', 'development', 'test'] as const, 'development');
+  const production = nodeEnv === 'production';
+  const dataDir = resolve(str(env, 'DATA_DIR', './data'));
+  const host = str(env, 'HOST', '127.0.0.1');
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const databaseUrl = str(env, 'DATABASE_URL', 'sqlite:./data/app.db');
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres://, got "${databaseUrl.replace(/:[^:@/]*@/, ':***@')}".`);
+  }
+  const tokenPrefix = str(env, 'SANCTUM_TOKEN_PREFIX', '');
+  if (!/^[A-Za-z0-9_-]*$/.test(tokenPrefix)) {
+    throw new ConfigError('SANCTUM_TOKEN_PREFIX may only contain letters, digits, "_" and "-".');
+  }
+  const fromAddress = str(env, 'MAIL_FROM_ADDRESS', 'hello@example.com');
+  const config: Config = {
+    env: nodeEnv,
+    appName: str(env, 'APP_NAME', 'Tessera'),
+    appUrl: url(env, 'APP_URL', `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`),
+    appKey: resolveAppKey(env, production, dataDir),
+    locale: oneOf(env, 'APP_LOCALE', ['en', 'fr'] as const, 'en'),
+    host,
+    port,
+    databaseUrl,
+    dataDir,
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    tokenExpirationMinutes: expiration(env),
+    tokenPrefix,
+    statefulDomains: list(env, 'SANCTUM_STATEFUL_DOMAINS').map((h) => h.toLowerCase()),
+    corsAllowedOrigins: list(env, 'CORS_ALLOWED_ORIGINS'),
+    mustVerifyEmail: bool(env, 'MUST_VERIFY_EMAIL', false),
+    sessionLifetimeMinutes: int(env, 'SESSION_LIFETIME', 120, 1),
+    bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024, 1024),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT', 30_000, 0),
+    apiRateLimit: int(env, 'API_RATE_LIMIT', 60, 0),
+    rateLimitStore: oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'redis'] as const, 'memory'),
+    redisUrl: str(env, 'REDIS_URL', 'redis://127.0.0.1:6379'),
+    mail: {
+      mailer: oneOf(env, 'MAIL_MAILER', ['smtp', 'log'] as const, 'log'),
+      host: str(env, 'MAIL_HOST', '127.0.0.1'),
+      port: int(env, 'MAIL_PORT', 587, 1, 65535),
+      username: env.MAIL_USERNAME || null,
+      password: env.MAIL_PASSWORD || null,
+      encryption: oneOf(env, 'MAIL_ENCRYPTION', ['tls', 'starttls', 'none'] as const, 'none'),
+      fromAddress,
+      fromName: str(env, 'MAIL_FROM_NAME', str(env, 'APP_NAME', 'Tessera')),
+    },
+  };
+  return Object.freeze(config);
+}
+
+/** process.env after loading ./.env when there is one (variables already set win). */
+export function readEnv(): Env {
+  if (existsSync('.env')) process.loadEnvFile('.env');
+  return process.env;
+}

@@ -1,0 +1,132 @@
+// Opens the one query layer (Kysely) on SQLite (better-sqlite3) or PostgreSQL (pg), chosen by
+// DATABASE_URL. `Db` also carries the raw driver so hot paths can run statements prepared once.
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { Database } from './types.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export type Db = {
+  kysely: Kysely<Database>;
+  dialect: Dialect;
+  /** Present on SQLite: the better-sqlite3 handle Kysely uses. */
+  sqlite: SQLite.Database | null;
+  /** Present on PostgreSQL: the pool Kysely uses. */
+  pool: pg.Pool | null;
+  close(): Promise<void>;
+};
+
+export type ConnectOptions = {
+  /** PostgreSQL only: schema to put first on the search_path (tests use one schema each). */
+  schema?: string;
+  /** PostgreSQL only: pool size. */
+  poolSize?: number;
+};
+
+// PostgreSQL returns timestamptz as Date and int8 as string; the app works with ISO strings and
+// numbers on both databases, so the parsers are set per connection (not on the global pg.types).
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 1184 || oid === 1114) return (value: string) => new Date(value.length === 19 ? `${value}Z` : value).toISOString();
+    if (oid === 20) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+function sqlitePath(url: string): string {
+  const path = url.replace(/^sqlite:(\/\/)?/, '');
+  return path === ':memory:' || path === '' ? ':memory:' : resolve(path);
+}
+
+/** Connects to the database named by `url` (sqlite:./file.db, sqlite::memory:, postgres://…). */
+export function connect(url: string, options: ConnectOptions = {}): Db {
+  if (url.startsWith('sqlite:')) {
+    const path = sqlitePath(url);
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const handle = new SQLite(path);
+    // WAL lets readers run beside the writer; NORMAL is durable across process crashes in WAL
+    // mode; busy_timeout makes a second writer wait instead of failing with SQLITE_BUSY.
+    handle.pragma('journal_mode = WAL');
+    handle.pragma('synchronous = NORMAL');
+    handle.pragma('foreign_keys = ON');
+    handle.pragma('busy_timeout = 5000');
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+    return {
+      kysely,
+      dialect: 'sqlite',
+      sqlite: handle,
+      pool: null,
+      close: () => kysely.destroy(),
+    };
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    types: pgTypes,
+    connectionTimeoutMillis: 3000,
+    // A statement never holds a request longer than this; the API answers 503 instead of hanging.
+    statement_timeout: 5000,
+    ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
+  });
+  // An idle client that loses its server emits 'error' on the pool; without a listener that
+  // would crash the process. The next query gets a fresh connection.
+  pool.on('error', () => {});
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { kysely, dialect: 'postgres', sqlite: null, pool, close: () => kysely.destroy() };
+}
+
+/** True when the database answers a trivial query. */
+export async function ping(db: Db): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(db.kysely);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs `fn` in a transaction that takes the write lock up front. On SQLite that is
+ * `BEGIN IMMEDIATE`: a read-then-write transaction started with a plain BEGIN can be overtaken
+ * by another writer between its read and its write. On PostgreSQL callers lock the rows they
+ * read with `forUpdate()`.
+ */
+export async function writeTransaction<T>(db: Db, fn: (trx: Kysely<Database> | Transaction<Database>) => Promise<T>): Promise<T> {
+  if (db.dialect === 'postgres') return db.kysely.transaction().execute(fn);
+  return db.kysely.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn);
+    try {
+      const result = await fn(conn);
+      await sql`commit`.execute(conn);
+      return result;
+    } catch (error) {
+      await sql`rollback`.execute(conn);
+      throw error;
+    }
+  });
+}
+
+/**
+ * A statement compiled once and prepared once per driver, for the few queries on the hot path
+ * (token lookup). Kysely compiles and better-sqlite3 re-prepares on every call otherwise.
+ */
+export type Prepared<Row> = { first(params: readonly unknown[]): Promise<Row | undefined> };
+
+export function prepare<Row>(db: Db, name: string, query: CompiledQuery): Prepared<Row> {
+  if (db.sqlite !== null) {
+    const statement = db.sqlite.prepare(query.sql);
+    return { first: async (params) => statement.get(...params) as Row | undefined };
+  }
+  const pool = db.pool;
+  if (pool === null) throw new Error('no driver');
+  // A named query is parsed and planned once per connection by PostgreSQL.
+  return {
+    first: async (params) => {
+      const result = await pool.query({ name, text: query.sql, values: params as unknown[] });
+      return result.rows[0] as Row | undefined;
+    },
+  };
+}

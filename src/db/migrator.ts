@@ -1,0 +1,17 @@
+// Applies the migrations in src/db/migrations. The list is static (not read from disk) so it
+// works the same from src/ under tsx and from dist/.
+import { Migrator, type Migration, type MigrationResultSet } from 'kysely';
+import type { Db } from './connect.js';
+import * as coreTables from './migrations/2026_11_21_000001_create_core_tables.js';
+
+export const migrations: Record<string, Migration> = {
+  '2026_11_21_000001_create_core_tables': coreTables,
+};
+
+/** Applies every pending migration; throws on the first failure. */
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db: db.kysely, provider: { getMigrations: async () => migrations } });
+  const result: MigrationResultSet = await migrator.migrateToLatest();
+  if (result.error !== undefined) throw result.error;
+  return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,69 @@
+// Row types of every table, as Kysely sees them. Timestamps are ISO-8601 UTC strings on both
+// databases (PostgreSQL's timestamptz is parsed to that form in connect.ts); booleans are 0/1.
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+type Timestamp = string;
+
+export interface UsersTable {
+  id: Generated<number>;
+  name: string;
+  email: string;
+  password: string;
+  email_verified_at: Timestamp | null;
+  is_admin: ColumnType<number, number | undefined, number>;
+  remember_token: string | null;
+  locale: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PersonalAccessTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  /** SHA-256 hex of the secret part of the plaintext token. */
+  token: string;
+  /** JSON array of ability names. */
+  abilities: string;
+  last_used_at: Timestamp | null;
+  expires_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PostsTable {
+  id: Generated<number>;
+  author_id: number | null;
+  title: string;
+  slug: string;
+  excerpt: string;
+  body: string;
+  locale: string;
+  status: 'draft' | 'published' | 'archived';
+  published_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface SettingsTable {
+  key: string;
+  /** JSON-encoded value. */
+  value: string;
+  is_public: number;
+  updated_at: Timestamp;
+}
+
+export interface Database {
+  users: UsersTable;
+  personal_access_tokens: PersonalAccessTokensTable;
+  posts: PostsTable;
+  settings: SettingsTable;
+}
+
+export type User = Selectable<UsersTable>;
+export type NewUser = Insertable<UsersTable>;
+export type UserUpdate = Updateable<UsersTable>;
+export type TokenRow = Selectable<PersonalAccessTokensTable>;
+export type Post = Selectable<PostsTable>;
+export type NewPost = Insertable<PostsTable>;
+export type SettingRow = Selectable<SettingsTable>;

@@ -1,0 +1,195 @@
+// GET /api/posts, GET /api/posts/{slug}, and the editors' writes (posts:write + admin).
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Post } from '../../db/types.js';
+import { presentPost, presentPostItem } from '../../modules/posts/posts.presenter.js';
+import { SLUG_PATTERN } from '../../modules/posts/slug.js';
+import { can } from '../../modules/tokens/abilities.js';
+import { ValidationError, forbidden, notFound } from '../../modules/shared/errors.js';
+import { canAccessPanel } from '../../modules/users/users.service.js';
+import type { ApiCaller } from '../../plugins/types.js';
+import { pageLinks } from './pagination.js';
+import { NoContent, errorResponses } from './schemas.js';
+
+const LOCALE_PATTERN = '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$';
+const Status = Type.Union([Type.Literal('draft'), Type.Literal('published'), Type.Literal('archived')]);
+
+const ListQuery = Type.Object({
+  locale: Type.String({ pattern: LOCALE_PATTERN, maxLength: 35, default: 'en' }),
+  status: Type.Optional(Status),
+  page: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 1 }),
+  per_page: Type.Integer({ minimum: 1, maximum: 100, default: 15 }),
+});
+
+const Author = Type.Union([Type.Object({ id: Type.Integer(), name: Type.String() }), Type.Null()]);
+const PostItem = Type.Object(
+  {
+    id: Type.Integer(),
+    title: Type.String(),
+    slug: Type.String(),
+    excerpt: Type.String(),
+    locale: Type.String(),
+    status: Type.String(),
+    published_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    author: Author,
+  },
+  { $id: 'PostItem' },
+);
+const PostDetail = Type.Object(
+  { ...PostItem.properties, body: Type.String({ description: 'Markdown.' }), body_html: Type.String({ description: 'Rendered and sanitized.' }) },
+  { $id: 'Post' },
+);
+
+const PostPage = Type.Object({
+  data: Type.Array(Type.Ref('PostItem')),
+  meta: Type.Object({ current_page: Type.Integer(), last_page: Type.Integer(), per_page: Type.Integer(), total: Type.Integer() }),
+  links: Type.Object({
+    first: Type.String({ format: 'uri' }),
+    next: Type.Union([Type.String({ format: 'uri' }), Type.Null()]),
+    prev: Type.Union([Type.String({ format: 'uri' }), Type.Null()]),
+    last: Type.String({ format: 'uri' }),
+  }),
+});
+
+const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 255 }) });
+
+const PostFields = {
+  slug: Type.Optional(Type.String({ pattern: SLUG_PATTERN, minLength: 1, maxLength: 255 })),
+  excerpt: Type.Optional(Type.String({ maxLength: 1000 })),
+  body: Type.Optional(Type.String({ maxLength: 200_000 })),
+  locale: Type.Optional(Type.String({ pattern: LOCALE_PATTERN, maxLength: 35 })),
+  status: Type.Optional(Status),
+  published_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+};
+const CreateBody = Type.Object({ title: Type.String({ minLength: 1, maxLength: 255 }), ...PostFields });
+const UpdateBody = Type.Object({ title: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })), ...PostFields });
+
+const security = [{ bearer: [] }];
+
+/** Editors are admins holding a token with posts:write. */
+function assertEditor(caller: ApiCaller | null): ApiCaller {
+  if (caller === null || !canAccessPanel(caller.user)) throw forbidden();
+  return caller;
+}
+
+function normalizeDate(value: string | null | undefined): string | null | undefined {
+  return typeof value === 'string' ? new Date(value).toISOString() : value;
+}
+
+export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.addSchema(PostItem);
+  app.addSchema(PostDetail);
+
+  app.get(
+    '/posts',
+    {
+      config: { auth: 'optional-token' },
+      schema: {
+        summary: 'List published posts, newest first',
+        description: 'status other than `published` needs an admin token with posts:read.',
+        tags: ['posts'],
+        querystring: ListQuery,
+        response: { 200: PostPage, ...errorResponses(401, 422) },
+      },
+    },
+    async (request) => {
+      const query = request.query as Static<typeof ListQuery>;
+      const status = query.status ?? 'published';
+      if (status !== 'published') {
+        const caller = request.caller;
+        const allowed = caller !== null && can(caller.abilities, 'posts:read') && canAccessPanel(caller.user);
+        if (!allowed) throw new ValidationError({ status: ['The selected status is invalid.'] });
+      }
+      const page = await app.services.posts.list({ status, locale: query.locale, page: query.page, perPage: query.per_page });
+      return {
+        data: page.items.map(presentPostItem),
+        meta: { current_page: page.page, last_page: page.lastPage, per_page: page.perPage, total: page.total },
+        links: pageLinks(`${app.config.appUrl}/api/posts`, request.query as Record<string, unknown>, page.page, page.lastPage),
+      };
+    },
+  );
+
+  app.get(
+    '/posts/:slug',
+    {
+      config: { auth: 'public' },
+      schema: {
+        summary: 'One published post by slug',
+        tags: ['posts'],
+        params: SlugParams,
+        response: { 200: Type.Object({ data: Type.Ref('Post') }), ...errorResponses(404, 422) },
+      },
+    },
+    async (request) => {
+      const post = await app.services.posts.findPublished(request.params.slug);
+      if (post === undefined) throw notFound();
+      return { data: presentPost(post) };
+    },
+  );
+
+  app.post(
+    '/posts',
+    {
+      config: { auth: { ability: 'posts:write' } },
+      schema: {
+        summary: 'Create a post (admin token with posts:write)',
+        tags: ['posts'],
+        security,
+        body: CreateBody,
+        response: { 201: Type.Object({ data: Type.Ref('Post') }), ...errorResponses(401, 403, 422) },
+      },
+    },
+    async (request, reply) => {
+      const caller = assertEditor(request.caller);
+      const body = request.body;
+      const post = await app.services.posts.create(caller.user.id, { ...body, published_at: normalizeDate(body.published_at) });
+      return reply.code(201).send({ data: presentPost(post) });
+    },
+  );
+
+  const findForEdit = async (slug: string): Promise<Post> => {
+    const post = await app.services.posts.findAny(slug);
+    if (post === undefined) throw notFound();
+    return post;
+  };
+
+  app.put(
+    '/posts/:slug',
+    {
+      config: { auth: { ability: 'posts:write' } },
+      schema: {
+        summary: 'Update a post (admin token with posts:write)',
+        tags: ['posts'],
+        security,
+        params: SlugParams,
+        body: UpdateBody,
+        response: { 200: Type.Object({ data: Type.Ref('Post') }), ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request) => {
+      assertEditor(request.caller);
+      const post = await findForEdit(request.params.slug);
+      const body = request.body;
+      return { data: presentPost(await app.services.posts.update(post, { ...body, published_at: normalizeDate(body.published_at) })) };
+    },
+  );
+
+  app.delete(
+    '/posts/:slug',
+    {
+      config: { auth: { ability: 'posts:write' } },
+      schema: {
+        summary: 'Delete a post (admin token with posts:write)',
+        tags: ['posts'],
+        security,
+        params: SlugParams,
+        response: { 204: NoContent, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      assertEditor(request.caller);
+      await app.services.posts.remove(await findForEdit(request.params.slug));
+      return reply.code(204).send(null);
+    },
+  );
+};

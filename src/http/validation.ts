@@ -1,0 +1,86 @@
+// Request validation: the TypeBox schemas declared on routes are compiled by Ajv, and Ajv's
+// errors are turned into Laravel's field → messages map. Bodies are validated strictly (a number
+// is not a string); query strings and path parameters are coerced, since they are always text.
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import { attributeName, t } from '../modules/i18n/translator.js';
+import type { FieldErrors } from '../modules/shared/errors.js';
+
+// ajv-formats is CommonJS; under NodeNext its default export sits one level down.
+type AddFormats = (ajv: Ajv, formats: string[]) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
+
+function makeAjv(coerceTypes: boolean | 'array'): Ajv {
+  const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, removeAdditional: true, strict: false });
+  addFormats(ajv, ['email', 'date-time', 'uri']);
+  return ajv;
+}
+
+const strictAjv = makeAjv(false);
+const coercingAjv = makeAjv(true);
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? strictAjv : coercingAjv;
+  return ajv.compile(schema as object);
+};
+
+type Schema = { type?: string | string[]; minLength?: number; maxLength?: number; minimum?: number; maximum?: number };
+
+function fieldOf(error: ErrorObject): string {
+  if (error.keyword === 'required') return String((error.params as { missingProperty: string }).missingProperty);
+  return error.instancePath.replace(/^\//, '').split('/')[0] ?? '';
+}
+
+function messageFor(error: ErrorObject, field: string, locale: string): string {
+  const attribute = attributeName(field);
+  const schema = (error.parentSchema ?? {}) as Schema;
+  const numeric = schema.type === 'integer' || schema.type === 'number';
+  switch (error.keyword) {
+    case 'required':
+      return t(locale, 'validation.required', { attribute });
+    case 'type': {
+      const type = (error.params as { type: string }).type;
+      if (type === 'integer' || type === 'number') return t(locale, 'validation.integer', { attribute });
+      if (type === 'boolean') return t(locale, 'validation.boolean', { attribute });
+      if (type === 'array') return t(locale, 'validation.array', { attribute });
+      return t(locale, 'validation.string', { attribute });
+    }
+    case 'format':
+      return (error.params as { format: string }).format === 'email'
+        ? t(locale, 'validation.email', { attribute })
+        : t(locale, 'validation.date', { attribute });
+    case 'minLength':
+      // An empty string is a missing value, as Laravel's `required` treats it.
+      if (schema.minLength === 1) return t(locale, 'validation.required', { attribute });
+      return t(locale, 'validation.min.string', { attribute, min: schema.minLength ?? 0 });
+    case 'maxLength':
+      return t(locale, 'validation.max.string', { attribute, max: schema.maxLength ?? 0 });
+    case 'minimum':
+      return t(locale, numeric ? 'validation.min.numeric' : 'validation.min.string', { attribute, min: schema.minimum ?? 0 });
+    case 'maximum':
+      return t(locale, numeric ? 'validation.max.numeric' : 'validation.max.string', { attribute, max: schema.maximum ?? 0 });
+    case 'enum':
+    case 'const':
+      return t(locale, 'validation.in', { attribute });
+    default:
+      return t(locale, 'validation.regex', { attribute });
+  }
+}
+
+/** Turns Ajv errors into `{field: [messages]}`; a body that is not an object gets its own message. */
+export function formatValidationErrors(errors: ErrorObject[], locale = 'en'): { message: string; errors: FieldErrors } {
+  const fields: FieldErrors = {};
+  for (const error of errors) {
+    // anyOf/union wrappers repeat what their branches said.
+    if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
+    const field = fieldOf(error);
+    if (field === '') continue;
+    const message = messageFor(error, field, locale);
+    const list = (fields[field] ??= []);
+    if (!list.includes(message)) list.push(message);
+  }
+  const first = Object.values(fields)[0]?.[0];
+  if (first === undefined) return { message: t(locale, 'validation.object'), errors: {} };
+  return { message: first, errors: fields };
+}

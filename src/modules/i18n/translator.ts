@@ -1,0 +1,32 @@
+// Messages from the locale files (src/locales/<locale>.json), Laravel-style: flat keys and
+// `:name` placeholders. A key missing in a locale falls back to English, then to the key itself.
+import { readFileSync } from 'node:fs';
+
+export const LOCALES = ['en', 'fr'] as const;
+export type Locale = (typeof LOCALES)[number];
+
+const catalogs = new Map<string, Record<string, string>>();
+
+function catalog(locale: string): Record<string, string> {
+  let messages = catalogs.get(locale);
+  if (messages === undefined) {
+    messages = JSON.parse(readFileSync(new URL(`../../locales/${locale}.json`, import.meta.url), 'utf8')) as Record<string, string>;
+    catalogs.set(locale, messages);
+  }
+  return messages;
+}
+
+export function isLocale(value: string): value is Locale {
+  return (LOCALES as readonly string[]).includes(value);
+}
+
+/** The message for `key` in `locale`, with `:name` placeholders replaced. */
+export function t(locale: string, key: string, replace: Record<string, string | number> = {}): string {
+  const template = catalog(isLocale(locale) ? locale : 'en')[key] ?? catalog('en')[key] ?? key;
+  return template.replace(/:([a-z_]+)/g, (match, name: string) => (name in replace ? String(replace[name]) : match));
+}
+
+/** Laravel's attribute display: `device_name` → "device name". */
+export function attributeName(field: string): string {
+  return field.replace(/_/g, ' ');
+}

@@ -1,0 +1,47 @@
+// Password hashing: argon2id for every new hash; bcrypt ($2y$/$2b$/$2a$) hashes from a Laravel
+// import still verify and are rehashed to argon2id at the next successful login.
+import { hash, verify } from '@node-rs/argon2';
+import bcrypt from 'bcryptjs';
+
+// OWASP's minimum for argon2id is m=19 MiB, t=2, p=1. The hashing runs on libuv's thread pool,
+// off the event loop.
+// `algorithm: 2` is Algorithm.Argon2id (a const enum, which isolated modules cannot import).
+export const ARGON2_OPTIONS = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+const CURRENT_PREFIX = `$argon2id$v=19$m=${ARGON2_OPTIONS.memoryCost},t=${ARGON2_OPTIONS.timeCost},p=${ARGON2_OPTIONS.parallelism}$`;
+
+/** Hashes a password with the current argon2id parameters. */
+export function hashPassword(password: string): Promise<string> {
+  return hash(password, ARGON2_OPTIONS);
+}
+
+function isBcrypt(stored: string): boolean {
+  return /^\$2[aby]\$\d{2}\$/.test(stored);
+}
+
+/** Checks a password against a stored argon2 or bcrypt hash; false for any malformed hash. */
+export async function verifyPassword(stored: string, password: string): Promise<boolean> {
+  try {
+    if (isBcrypt(stored)) return await bcrypt.compare(password, stored.replace(/^\$2y\$/, '$2b$'));
+    if (stored.startsWith('$argon2')) return await verify(stored, password);
+    return false;
+  } catch {
+    return false;
+  }
+}
+
+/** True when the hash is not argon2id with today's parameters (bcrypt, or weaker settings). */
+export function needsRehash(stored: string): boolean {
+  return !stored.startsWith(CURRENT_PREFIX);
+}
+
+let dummyHash: Promise<string> | null = null;
+
+/**
+ * Verifies against a fixed hash and returns false. Called when no account has the email, so an
+ * unknown email costs the same argon2 work as a wrong password and timing reveals nothing.
+ */
+export async function verifyDummy(password: string): Promise<false> {
+  dummyHash ??= hashPassword('tessera-dummy-password-for-timing');
+  await verify(await dummyHash, password).catch(() => false);
+  return false;
+}

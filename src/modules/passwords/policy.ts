@@ -1,0 +1,18 @@
+// The rules a new password must meet, wherever it is set (API, registration, reset, profile).
+import { attributeName, t } from '../i18n/translator.js';
+import type { FieldErrors } from '../shared/errors.js';
+
+export const PASSWORD_MIN = 8;
+// Long enough for any passphrase or manager-generated password; bounded so that hashing an
+// attacker's megabyte costs nothing. argon2 has no 72-byte truncation, unlike bcrypt.
+export const PASSWORD_MAX = 1024;
+
+/** Field errors for a new password and its confirmation (empty when it is acceptable). */
+export function checkNewPassword(password: string, confirmation: string | undefined, locale = 'en', field = 'password'): FieldErrors {
+  const attribute = attributeName(field);
+  const messages: string[] = [];
+  if ([...password].length < PASSWORD_MIN) messages.push(t(locale, 'validation.min.string', { attribute, min: PASSWORD_MIN }));
+  if ([...password].length > PASSWORD_MAX) messages.push(t(locale, 'validation.max.string', { attribute, max: PASSWORD_MAX }));
+  if (confirmation !== password) messages.push(t(locale, 'validation.confirmed', { attribute }));
+  return messages.length === 0 ? {} : { [field]: messages };
+}

@@ -1,0 +1,63 @@
+// Queries on posts. The public list and its count both run on posts_listing_index.
+import type { Kysely } from 'kysely';
+import type { Database, NewPost, Post } from '../../db/types.js';
+
+type Q = Kysely<Database>;
+
+export type PostStatus = Post['status'];
+export type PostWithAuthor = Post & { author_name: string | null };
+
+export type ListFilter = { status: PostStatus; locale: string; now: string };
+
+function filtered(db: Q, filter: ListFilter) {
+  let query = db.selectFrom('posts').where('posts.status', '=', filter.status).where('posts.locale', '=', filter.locale);
+  // A published post is public only once its publication time has come.
+  if (filter.status === 'published') query = query.where('posts.published_at', '<=', filter.now);
+  return query;
+}
+
+export async function countPosts(db: Q, filter: ListFilter): Promise<number> {
+  const row = await filtered(db, filter).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** One page, newest first (published_at, then id). */
+export function listPosts(db: Q, filter: ListFilter, limit: number, offset: number): Promise<PostWithAuthor[]> {
+  return filtered(db, filter)
+    .leftJoin('users', 'users.id', 'posts.author_id')
+    .selectAll('posts')
+    .select('users.name as author_name')
+    .orderBy('posts.published_at', 'desc')
+    .orderBy('posts.id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export function findPostBySlug(db: Q, slug: string): Promise<PostWithAuthor | undefined> {
+  return db
+    .selectFrom('posts')
+    .leftJoin('users', 'users.id', 'posts.author_id')
+    .selectAll('posts')
+    .select('users.name as author_name')
+    .where('posts.slug', '=', slug)
+    .executeTakeFirst();
+}
+
+export async function slugTaken(db: Q, slug: string, exceptId?: number): Promise<boolean> {
+  let query = db.selectFrom('posts').select('id').where('slug', '=', slug);
+  if (exceptId !== undefined) query = query.where('id', '!=', exceptId);
+  return (await query.executeTakeFirst()) !== undefined;
+}
+
+export function insertPost(db: Q, post: NewPost): Promise<Post> {
+  return db.insertInto('posts').values(post).returningAll().executeTakeFirstOrThrow();
+}
+
+export function updatePost(db: Q, id: number, changes: Partial<NewPost>): Promise<Post | undefined> {
+  return db.updateTable('posts').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+export async function deletePost(db: Q, id: number): Promise<void> {
+  await db.deleteFrom('posts').where('id', '=', id).execute();
+}

@@ -1,0 +1,123 @@
+// Blog posts: the public listing and the editors' writes (API and admin panel share these).
+import type { Db } from '../../db/connect.js';
+import { writeTransaction } from '../../db/connect.js';
+import type { Post } from '../../db/types.js';
+import { ValidationError } from '../shared/errors.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { slugify } from './slug.js';
+import {
+  countPosts,
+  deletePost,
+  findPostBySlug,
+  insertPost,
+  listPosts,
+  slugTaken,
+  updatePost,
+  type PostStatus,
+  type PostWithAuthor,
+} from './posts.repository.js';
+
+export const SLUG_TAKEN = 'The slug has already been taken.';
+
+export type PostInput = {
+  title?: string;
+  slug?: string;
+  excerpt?: string;
+  body?: string;
+  locale?: string;
+  status?: PostStatus;
+  published_at?: string | null;
+};
+
+export type Page<T> = { items: T[]; total: number; page: number; perPage: number; lastPage: number };
+
+export class PostService {
+  constructor(private readonly db: Db) {}
+
+  /** One page of posts of a status and locale, newest first, with the total for the envelope. */
+  async list(filter: { status: PostStatus; locale: string; page: number; perPage: number }): Promise<Page<PostWithAuthor>> {
+    const where = { status: filter.status, locale: filter.locale, now: new Date().toISOString() };
+    const [total, items] = await Promise.all([
+      countPosts(this.db.kysely, where),
+      listPosts(this.db.kysely, where, filter.perPage, (filter.page - 1) * filter.perPage),
+    ]);
+    return { items, total, page: filter.page, perPage: filter.perPage, lastPage: Math.max(1, Math.ceil(total / filter.perPage)) };
+  }
+
+  /** A post that the public may read: published, and its publication time has come. */
+  async findPublished(slug: string): Promise<PostWithAuthor | undefined> {
+    const post = await findPostBySlug(this.db.kysely, slug);
+    if (post === undefined || post.status !== 'published' || post.published_at === null) return undefined;
+    return Date.parse(post.published_at) <= Date.now() ? post : undefined;
+  }
+
+  findAny(slug: string): Promise<PostWithAuthor | undefined> {
+    return findPostBySlug(this.db.kysely, slug);
+  }
+
+  /** Creates a post; the slug comes from the title when absent and must be unique (422). */
+  async create(authorId: number | null, input: PostInput & { title: string }): Promise<PostWithAuthor> {
+    const slug = input.slug ?? slugify(input.title);
+    if (slug === '') throw new ValidationError({ slug: ['The slug field is required when the title has no letters or digits.'] });
+    const now = new Date().toISOString();
+    const status = input.status ?? 'draft';
+    const post = await this.guardSlug(() =>
+      writeTransaction(this.db, async (trx) => {
+        if (await slugTaken(trx, slug)) throw new ValidationError({ slug: [SLUG_TAKEN] });
+        return insertPost(trx, {
+          author_id: authorId,
+          title: input.title,
+          slug,
+          excerpt: input.excerpt ?? '',
+          body: input.body ?? '',
+          locale: input.locale ?? 'en',
+          status,
+          // Publishing without a date publishes now.
+          published_at: input.published_at ?? (status === 'published' ? now : null),
+          created_at: now,
+          updated_at: now,
+        });
+      }),
+    );
+    return this.reload(post);
+  }
+
+  /** Updates the fields given; changing the slug keeps it unique. */
+  async update(post: Post, input: PostInput): Promise<PostWithAuthor> {
+    const changes: Partial<Post> = { updated_at: new Date().toISOString() };
+    for (const key of ['title', 'slug', 'excerpt', 'body', 'locale', 'status', 'published_at'] as const) {
+      if (input[key] !== undefined) Object.assign(changes, { [key]: input[key] });
+    }
+    if (input.status === 'published' && input.published_at === undefined && post.published_at === null) {
+      changes.published_at = changes.updated_at;
+    }
+    const updated = await this.guardSlug(() =>
+      writeTransaction(this.db, async (trx) => {
+        if (changes.slug !== undefined && (await slugTaken(trx, changes.slug, post.id))) {
+          throw new ValidationError({ slug: [SLUG_TAKEN] });
+        }
+        return updatePost(trx, post.id, changes);
+      }),
+    );
+    if (updated === undefined) throw new ValidationError({ slug: ['The post no longer exists.'] });
+    return this.reload(updated);
+  }
+
+  async remove(post: Post): Promise<void> {
+    await deletePost(this.db.kysely, post.id);
+  }
+
+  private async reload(post: Post): Promise<PostWithAuthor> {
+    return (await findPostBySlug(this.db.kysely, post.slug)) ?? { ...post, author_name: null };
+  }
+
+  // Two writers racing for one slug: the unique index decides, and the loser gets the same 422.
+  private async guardSlug<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ValidationError({ slug: [SLUG_TAKEN] });
+      throw error;
+    }
+  }
+}

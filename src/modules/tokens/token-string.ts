@@ -1,0 +1,63 @@
+// The plaintext token format, in Sanctum 4's layout: `<id>|<prefix><40 alphanumerics><crc32>`.
+// Only the SHA-256 of the part after the pipe is stored, as Sanctum does, so tokens issued by a
+// Laravel app keep working after an import. No framework or database here.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const ENTROPY_LENGTH = 40;
+const MAX_ID = 2_147_483_647;
+
+/** `length` characters drawn uniformly from [A-Za-z0-9] by a CSPRNG (rejection sampling, no modulo bias). */
+export function randomAlphanumeric(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      // 248 = 4 * 62: bytes at or above it would favour the first letters.
+      if (byte < 248) out += ALPHABET[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+function crcHex(text: string): string {
+  return crc32(text).toString(16).padStart(8, '0');
+}
+
+/** A new secret: prefix + 40 random alphanumerics + their CRC32, so secret scanners can spot leaks. */
+export function generateSecret(prefix: string): string {
+  const entropy = randomAlphanumeric(ENTROPY_LENGTH);
+  return `${prefix}${entropy}${crcHex(entropy)}`;
+}
+
+/** SHA-256 hex of a secret: the only form in which a token is stored. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** Constant-time comparison of two SHA-256 hex digests. */
+export function sameHash(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'utf8');
+  const right = Buffer.from(b, 'utf8');
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/**
+ * Splits `<id>|<secret>` and checks its shape and checksum. Returns null for anything malformed,
+ * so garbage is refused before any database query.
+ */
+export function parseToken(plaintext: string, prefix: string): { id: number; secret: string } | null {
+  const pipe = plaintext.indexOf('|');
+  if (pipe < 1 || pipe > 10) return null;
+  const idPart = plaintext.slice(0, pipe);
+  if (!/^[1-9][0-9]*$/.test(idPart)) return null;
+  const id = Number(idPart);
+  if (id > MAX_ID) return null;
+  const secret = plaintext.slice(pipe + 1);
+  if (secret.length !== prefix.length + ENTROPY_LENGTH + 8 || !secret.startsWith(prefix)) return null;
+  const entropy = secret.slice(prefix.length, prefix.length + ENTROPY_LENGTH);
+  const checksum = secret.slice(prefix.length + ENTROPY_LENGTH);
+  if (!/^[A-Za-z0-9]{40}$/.test(entropy) || crcHex(entropy) !== checksum) return null;
+  return { id, secret };
+}

@@ -1,0 +1,180 @@
+// Issuing, validating and revoking personal access tokens.
+import type { Config } from '../../config.js';
+import { prepare, type Db, type Prepared } from '../../db/connect.js';
+import { parseAbilities } from './abilities.js';
+import { generateSecret, hashSecret, parseToken, sameHash } from './token-string.js';
+
+/** What a validated token tells the rest of the app: the token and its user, no secrets. */
+export type AuthenticatedToken = {
+  tokenId: number;
+  abilities: string[];
+  user: AuthUser;
+};
+
+export type AuthUser = {
+  id: number;
+  name: string;
+  email: string;
+  email_verified_at: string | null;
+  is_admin: number;
+  created_at: string;
+  updated_at: string;
+};
+
+type TokenWithUserRow = {
+  token_id: number;
+  token: string;
+  abilities: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  token_created_at: string;
+} & AuthUser;
+
+// last_used_at is written at most once a minute per token: a write per request would cost a
+// third of the throughput of an authenticated read.
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export class TokenService {
+  private readonly lookup: Prepared<TokenWithUserRow>;
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: Pick<Config, 'tokenExpirationMinutes' | 'tokenPrefix'>,
+  ) {
+    // One statement, prepared once: the token and its user in a single indexed lookup.
+    const query = db.kysely
+      .selectFrom('personal_access_tokens as t')
+      .innerJoin('users as u', 'u.id', 't.user_id')
+      .select([
+        't.id as token_id',
+        't.token',
+        't.abilities',
+        't.last_used_at',
+        't.expires_at',
+        't.created_at as token_created_at',
+        'u.id',
+        'u.name',
+        'u.email',
+        'u.email_verified_at',
+        'u.is_admin',
+        'u.created_at',
+        'u.updated_at',
+      ])
+      .where('t.id', '=', 0)
+      .compile();
+    this.lookup = prepare<TokenWithUserRow>(db, 'token_with_user', query);
+  }
+
+  /** Creates a token for the user and returns its plaintext, which is never stored. */
+  async issue(userId: number, name: string, abilities: readonly string[] = ['*']): Promise<{ plaintext: string; id: number }> {
+    const secret = generateSecret(this.config.tokenPrefix);
+    const now = new Date();
+    const minutes = this.config.tokenExpirationMinutes;
+    const row = await this.db.kysely
+      .insertInto('personal_access_tokens')
+      .values({
+        user_id: userId,
+        name,
+        token: hashSecret(secret),
+        abilities: JSON.stringify(abilities),
+        last_used_at: null,
+        expires_at: minutes === null ? null : new Date(now.getTime() + minutes * 60_000).toISOString(),
+        created_at: now.toISOString(),
+        updated_at: now.toISOString(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return { plaintext: `${row.id}|${secret}`, id: row.id };
+  }
+
+  /** Resolves a plaintext bearer token to its user, or null when it is malformed, unknown, wrong or expired. */
+  async authenticate(plaintext: string): Promise<AuthenticatedToken | null> {
+    const parsed = parseToken(plaintext, this.config.tokenPrefix);
+    if (parsed === null) return null;
+    const row = await this.lookup.first([parsed.id]);
+    // The stored digest is compared in constant time, so response timing does not reveal how
+    // much of a guessed secret was right.
+    if (row === undefined || !sameHash(row.token, hashSecret(parsed.secret))) return null;
+    const now = Date.now();
+    if (this.isExpired(row, now)) return null;
+    if (row.last_used_at === null || now - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
+      await this.touch(row.token_id, now);
+    }
+    return {
+      tokenId: row.token_id,
+      abilities: parseAbilities(row.abilities),
+      user: {
+        id: row.id,
+        name: row.name,
+        email: row.email,
+        email_verified_at: row.email_verified_at,
+        is_admin: Number(row.is_admin),
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+      },
+    };
+  }
+
+  // Sanctum semantics: the global expiration applies to a token's age (so lowering it affects
+  // tokens already issued), and a per-token expires_at applies as well.
+  private isExpired(row: Pick<TokenWithUserRow, 'expires_at' | 'token_created_at'>, now: number): boolean {
+    const minutes = this.config.tokenExpirationMinutes;
+    if (minutes !== null && Date.parse(row.token_created_at) + minutes * 60_000 <= now) return true;
+    return row.expires_at !== null && Date.parse(row.expires_at) <= now;
+  }
+
+  private async touch(tokenId: number, now: number): Promise<void> {
+    const cutoff = new Date(now - LAST_USED_RESOLUTION_MS).toISOString();
+    // The condition makes concurrent requests of one token write once, not once each.
+    await this.db.kysely
+      .updateTable('personal_access_tokens')
+      .set({ last_used_at: new Date(now).toISOString() })
+      .where('id', '=', tokenId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', cutoff)]))
+      .execute();
+  }
+
+  /** Deletes one token. */
+  async revoke(tokenId: number): Promise<void> {
+    await this.db.kysely.deleteFrom('personal_access_tokens').where('id', '=', tokenId).execute();
+  }
+
+  /** Deletes every token of the user, except `keepTokenId` when given. */
+  async revokeAll(userId: number, keepTokenId?: number): Promise<number> {
+    let query = this.db.kysely.deleteFrom('personal_access_tokens').where('user_id', '=', userId);
+    if (keepTokenId !== undefined) query = query.where('id', '!=', keepTokenId);
+    const result = await query.executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  /** Deletes the user's tokens with this name (Sanctum's "revoke by device"), no endpoint. */
+  async revokeByName(userId: number, name: string): Promise<number> {
+    const result = await this.db.kysely
+      .deleteFrom('personal_access_tokens')
+      .where('user_id', '=', userId)
+      .where('name', '=', name)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  /**
+   * Deletes tokens that expired more than `hours` ago: by expires_at, and by age when a global
+   * expiration is configured. Returns how many were deleted.
+   */
+  async prune(hours = 0): Promise<number> {
+    const now = Date.now();
+    const cutoff = new Date(now - hours * 3_600_000).toISOString();
+    let deleted = Number(
+      (await this.db.kysely.deleteFrom('personal_access_tokens').where('expires_at', '<=', cutoff).executeTakeFirst()).numDeletedRows,
+    );
+    const minutes = this.config.tokenExpirationMinutes;
+    if (minutes !== null) {
+      const createdBefore = new Date(now - minutes * 60_000 - hours * 3_600_000).toISOString();
+      deleted += Number(
+        (await this.db.kysely.deleteFrom('personal_access_tokens').where('created_at', '<=', createdBefore).executeTakeFirst())
+          .numDeletedRows,
+      );
+    }
+    return deleted;
+  }
+}

@@ -1,0 +1,126 @@
+// Accounts: checking credentials, creating users, updating profiles and passwords. Used by the
+// API, the pages, the admin panel and the CLI alike.
+import type { Db } from '../../db/connect.js';
+import { writeTransaction } from '../../db/connect.js';
+import type { User } from '../../db/types.js';
+import { hashPassword, needsRehash, verifyDummy, verifyPassword } from '../passwords/hasher.js';
+import { ValidationError } from '../shared/errors.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { emailTaken, findUserByEmail, findUserById, insertUser, updateUser } from './users.repository.js';
+
+export const EMAIL_TAKEN = 'The email has already been taken.';
+export const PASSWORD_INCORRECT = 'The password is incorrect.';
+
+export type NewAccount = {
+  name: string;
+  email: string;
+  password: string;
+  verified?: boolean;
+  admin?: boolean;
+};
+
+export class UserService {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Returns the user whose email and password match, else null. An unknown email still costs
+   * one argon2 verification, so the answer time does not tell whether the account exists.
+   * Outdated hashes (bcrypt from a Laravel import, older argon2 settings) are upgraded here.
+   */
+  async attempt(email: string, password: string): Promise<User | null> {
+    const user = await findUserByEmail(this.db.kysely, email);
+    if (user === undefined) return verifyDummy(password).then(() => null);
+    if (!(await verifyPassword(user.password, password))) return null;
+    if (needsRehash(user.password)) {
+      await updateUser(this.db.kysely, user.id, { password: await hashPassword(password) });
+    }
+    return user;
+  }
+
+  findById(id: number): Promise<User | undefined> {
+    return findUserById(this.db.kysely, id);
+  }
+
+  findByEmail(email: string): Promise<User | undefined> {
+    return findUserByEmail(this.db.kysely, email);
+  }
+
+  /** Creates an account; 422 on `email` when the address is taken. */
+  async create(account: NewAccount): Promise<User> {
+    const now = new Date().toISOString();
+    const password = await hashPassword(account.password);
+    try {
+      return await writeTransaction(this.db, async (trx) => {
+        if (await emailTaken(trx, account.email)) throw new ValidationError({ email: [EMAIL_TAKEN] });
+        return insertUser(trx, {
+          name: account.name,
+          email: account.email,
+          password,
+          email_verified_at: account.verified === true ? now : null,
+          is_admin: account.admin === true ? 1 : 0,
+          remember_token: null,
+          locale: null,
+          created_at: now,
+          updated_at: now,
+        });
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ValidationError({ email: [EMAIL_TAKEN] });
+      throw error;
+    }
+  }
+
+  /**
+   * Changes name and/or email. Only these two fields are ever written, whatever the caller sent.
+   * A new email address clears email_verified_at: the new address has not been proven.
+   */
+  async updateProfile(user: Pick<User, 'id' | 'email'>, changes: { name?: string; email?: string }): Promise<User> {
+    const now = new Date().toISOString();
+    try {
+      return await writeTransaction(this.db, async (trx) => {
+        const set: { name?: string; email?: string; email_verified_at?: null; updated_at: string } = { updated_at: now };
+        if (changes.name !== undefined) set.name = changes.name;
+        if (changes.email !== undefined && changes.email !== user.email) {
+          if (await emailTaken(trx, changes.email, user.id)) throw new ValidationError({ email: [EMAIL_TAKEN] });
+          set.email = changes.email;
+          set.email_verified_at = null;
+        }
+        const updated = await updateUser(trx, user.id, set);
+        if (updated === undefined) throw new Error(`user ${user.id} vanished during update`);
+        return updated;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ValidationError({ email: [EMAIL_TAKEN] });
+      throw error;
+    }
+  }
+
+  /** Checks the current password, then stores the new one; 422 on `current_password` when wrong. */
+  async changePassword(userId: number, currentPassword: string, newPassword: string): Promise<void> {
+    const user = await findUserById(this.db.kysely, userId);
+    if (user === undefined || !(await verifyPassword(user.password, currentPassword))) {
+      throw new ValidationError({ current_password: [PASSWORD_INCORRECT] });
+    }
+    await this.setPassword(userId, newPassword);
+  }
+
+  /** Stores a new password hash and forgets the remember-me token. */
+  async setPassword(userId: number, newPassword: string): Promise<void> {
+    await updateUser(this.db.kysely, userId, {
+      password: await hashPassword(newPassword),
+      remember_token: null,
+      updated_at: new Date().toISOString(),
+    });
+  }
+
+  async setAdmin(email: string, admin: boolean): Promise<User | null> {
+    const user = await findUserByEmail(this.db.kysely, email);
+    if (user === undefined) return null;
+    return (await updateUser(this.db.kysely, user.id, { is_admin: admin ? 1 : 0, updated_at: new Date().toISOString() })) ?? null;
+  }
+}
+
+/** The panel's access check: one place decides who may open /admin. */
+export function canAccessPanel(user: Pick<User, 'is_admin'>): boolean {
+  return Number(user.is_admin) === 1;
+}

@@ -1,0 +1,70 @@
+// Authentication of API routes. Every /api route declares `config.auth` (see RouteAuth); one
+// without it stops the app at start-up, so no route is public by accident.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { can } from '../modules/tokens/abilities.js';
+import { forbidden, unauthenticated } from '../modules/shared/errors.js';
+import type { ApiCaller, RouteAuth } from './types.js';
+
+/**
+ * The bearer token of a request, or null. The scheme is matched exactly ("Bearer", one space),
+ * as Laravel does; tokens in cookies or query parameters are never read.
+ */
+export function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (header === undefined || !header.startsWith('Bearer ')) return null;
+  const token = header.slice(7);
+  return token === '' || /\s/.test(token) ? null : token;
+}
+
+/** A hook that resolves the caller some other way (first-party session cookies); null if none. */
+export type CallerResolver = (request: FastifyRequest) => Promise<ApiCaller | null>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Resolvers tried, in order, when a request carries no bearer token. */
+    apiCallerResolvers: CallerResolver[];
+  }
+}
+
+export const apiGuardPlugin = fp(async (app: FastifyInstance) => {
+  app.decorateRequest('caller', null);
+  app.decorate<CallerResolver[]>('apiCallerResolvers', []);
+
+  const resolve = async (request: FastifyRequest): Promise<ApiCaller | null | 'invalid'> => {
+    const token = bearerToken(request);
+    if (token !== null) {
+      // A bearer token is authoritative: whatever cookies come with it are ignored.
+      const found = await app.services.tokens.authenticate(token);
+      return found === null ? 'invalid' : { user: found.user, tokenId: found.tokenId, abilities: found.abilities };
+    }
+    if (request.headers.authorization !== undefined) return 'invalid';
+    for (const resolver of app.apiCallerResolvers) {
+      const caller = await resolver(request);
+      if (caller !== null) return caller;
+    }
+    return null;
+  };
+
+  app.addHook('onRoute', (route) => {
+    const auth = route.config?.auth as RouteAuth | undefined;
+    if (!route.url.startsWith('/api')) return;
+    if (auth === undefined) throw new Error(`Route ${String(route.method)} ${route.url} declares no config.auth guard.`);
+    if (auth === 'public') return;
+    const hooks = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
+    route.preHandler = [
+      async (request: FastifyRequest) => {
+        const caller = await resolve(request);
+        if (caller === 'invalid' || caller === null) {
+          // An optional token that is present but bad is still an error: a client sending a
+          // revoked token should learn so rather than silently get the anonymous answer.
+          if (auth === 'optional-token' && caller === null) return;
+          throw unauthenticated();
+        }
+        request.caller = caller;
+        if (typeof auth === 'object' && !can(caller.abilities, auth.ability)) throw forbidden();
+      },
+      ...hooks,
+    ];
+  });
+});

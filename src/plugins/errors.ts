@@ -1,0 +1,110 @@
+// The one error handler. Under /api every failure is the JSON envelope {message, errors},
+// whatever the Accept header; 5xx messages are generic and carry no stack. Browser routes get
+// a small page (the web layer may replace `renderErrorPage`).
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import type { ErrorObject } from 'ajv';
+import { isDatabaseUnavailable } from '../db/errors.js';
+import { AppError, type FieldErrors } from '../modules/shared/errors.js';
+import { formatValidationErrors } from '../http/validation.js';
+
+export type ErrorBody = { message: string; errors: FieldErrors };
+
+const GENERIC: Record<number, string> = {
+  400: 'The request could not be understood.',
+  401: 'Unauthenticated.',
+  403: 'This action is unauthorized.',
+  404: 'Not Found.',
+  405: 'Method Not Allowed.',
+  408: 'Request Timeout.',
+  413: 'The request body is too large.',
+  415: 'Unsupported Media Type.',
+  419: 'CSRF token mismatch.',
+  429: 'Too Many Attempts.',
+  500: 'Server Error.',
+  503: 'Service Unavailable.',
+};
+
+export function isApiRequest(request: FastifyRequest): boolean {
+  const path = request.url;
+  return path === '/api' || path.startsWith('/api/') || path.startsWith('/api?') || path.startsWith('/sanctum/');
+}
+
+/** Maps any thrown value to a status, a safe message and field errors. */
+export function describeError(error: unknown): { status: number; body: ErrorBody; headers: Record<string, string> } {
+  if (error instanceof AppError) return { status: error.status, body: { message: error.message, errors: error.errors }, headers: error.headers };
+  const e = error as FastifyError & { validation?: ErrorObject[] };
+  if (Array.isArray(e.validation)) {
+    return { status: 422, body: formatValidationErrors(e.validation), headers: {} };
+  }
+  if (isDatabaseUnavailable(error)) return { status: 503, body: { message: GENERIC[503]!, errors: {} }, headers: {} };
+  const status = typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 600 ? e.statusCode : 500;
+  if (status === 400 && e.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return { status, body: { message: 'The request body is not valid JSON.', errors: {} }, headers: {} };
+  }
+  // A 4xx from Fastify or a plugin keeps its own (safe) text only when we have none of ours.
+  const message = GENERIC[status] ?? (status < 500 ? e.message : GENERIC[500]!);
+  return { status, body: { message, errors: {} }, headers: {} };
+}
+
+export type ErrorPageRenderer = (request: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody) => unknown;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Renders a browser error page; the web layer replaces the plain default. */
+    renderErrorPage: ErrorPageRenderer;
+  }
+}
+
+export const errorsPlugin = fp(async (app: FastifyInstance) => {
+  app.decorate<ErrorPageRenderer>('renderErrorPage', (_request, reply, status, body) =>
+    reply.code(status).type('text/plain; charset=utf-8').send(body.message),
+  );
+
+  // A second router knows every registered path, so an unknown method on a known path is a 405
+  // with an Allow header, not a 404.
+  const known = FindMyWay({ ignoreTrailingSlash: true });
+  const methods = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const list = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of list) {
+      if (method === 'HEAD' || method === 'OPTIONS') continue;
+      try {
+        known.on(method as HTTPMethod, route.url, () => undefined, { url: route.url });
+      } catch {
+        // the same method and path registered twice (e.g. with constraints): already known
+      }
+      const set = methods.get(route.url) ?? new Set<string>();
+      set.add(method);
+      methods.set(route.url, set);
+    }
+  });
+
+  const allowedFor = (url: string): string[] => {
+    const path = url.split('?')[0] ?? url;
+    const found = new Set<string>();
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const) {
+      const match = known.find(method, path);
+      if (match !== null) found.add(method);
+    }
+    return [...found];
+  };
+
+  app.setNotFoundHandler((request, reply) => {
+    const allowed = allowedFor(request.url);
+    const status = allowed.length > 0 ? 405 : 404;
+    if (status === 405) void reply.header('allow', allowed.join(', '));
+    const body: ErrorBody = { message: GENERIC[status]!, errors: {} };
+    if (isApiRequest(request)) return reply.code(status).send(body);
+    return app.renderErrorPage(request, reply, status, body);
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const { status, body, headers } = describeError(error);
+    if (status >= 500) request.log.error({ err: error, path: request.routeOptions.url }, 'request failed');
+    void reply.headers(headers);
+    if (isApiRequest(request)) return reply.code(status).send(body);
+    return app.renderErrorPage(request, reply, status, body);
+  });
+});

@@ -1,0 +1,36 @@
+// What the app adds to Fastify's types: the shared objects, the per-route guard declaration
+// and the authenticated caller.
+import type { Config } from '../config.js';
+import type { Db } from '../db/connect.js';
+import type { Ability } from '../modules/tokens/abilities.js';
+import type { AuthUser } from '../modules/tokens/tokens.service.js';
+import type { Services } from '../services.js';
+
+/**
+ * Who may call a route. Every route declares one (an undeclared guard fails at start-up):
+ * - public: anyone; `optional-token` reads a bearer token when one is sent;
+ * - token: a valid bearer token, optionally carrying an ability.
+ */
+export type RouteAuth = 'public' | 'optional-token' | 'token' | { ability: Ability };
+
+/** The caller of an API route: its user and, when authenticated by a token, that token. */
+export type ApiCaller = {
+  user: AuthUser;
+  /** Null when the caller came with a first-party session cookie instead of a token. */
+  tokenId: number | null;
+  abilities: string[];
+};
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    db: Db;
+    services: Services;
+  }
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+  }
+  interface FastifyRequest {
+    caller: ApiCaller | null;
+  }
+}

@@ -1,0 +1,24 @@
+// The domain services, built once per app from the database and the configuration. The API,
+// the pages, the admin panel and the CLI all go through these.
+import type { Config } from './config.js';
+import type { Db } from './db/connect.js';
+import { PostService } from './modules/posts/posts.service.js';
+import { SettingsService } from './modules/settings/settings.service.js';
+import { TokenService } from './modules/tokens/tokens.service.js';
+import { UserService } from './modules/users/users.service.js';
+
+export type Services = {
+  users: UserService;
+  tokens: TokenService;
+  posts: PostService;
+  settings: SettingsService;
+};
+
+export function createServices(db: Db, config: Config): Services {
+  return {
+    users: new UserService(db),
+    tokens: new TokenService(db, config),
+    posts: new PostService(db),
+    settings: new SettingsService(db),
+  };
+}
