@@ -20,12 +20,24 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
 const strictAjv = makeAjv(false);
 const coercingAjv = makeAjv(true);
 
+// Ajv reports missing properties before invalid ones; Laravel lists fields in the order the rules
+// declare them, and its `message` is the first of those. Errors are sorted by the schema's order.
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? strictAjv : coercingAjv;
-  return ajv.compile(schema as object);
+  const validate = ajv.compile(schema as object);
+  const order = Object.keys((schema as { properties?: object }).properties ?? {});
+  const rank = (error: ErrorObject): number => {
+    const index = order.indexOf(fieldOf(error));
+    return index === -1 ? order.length : index;
+  };
+  const sorted = (data: unknown): boolean => {
+    const valid = validate(data);
+    sorted.errors = valid ? null : [...(validate.errors ?? [])].sort((a, b) => rank(a) - rank(b));
+    return valid;
+  };
+  sorted.errors = null as ErrorObject[] | null;
+  return sorted;
 };
-
-type Schema = { type?: string | string[]; minLength?: number; maxLength?: number; minimum?: number; maximum?: number };
 
 function fieldOf(error: ErrorObject): string {
   if (error.keyword === 'required') return String((error.params as { missingProperty: string }).missingProperty);
@@ -34,8 +46,8 @@ function fieldOf(error: ErrorObject): string {
 
 function messageFor(error: ErrorObject, field: string, locale: string): string {
   const attribute = attributeName(field);
-  const schema = (error.parentSchema ?? {}) as Schema;
-  const numeric = schema.type === 'integer' || schema.type === 'number';
+  // Ajv only fills parentSchema in verbose mode; the limit of a length or range check is in params.
+  const limit = (error.params as { limit?: number }).limit ?? 0;
   switch (error.keyword) {
     case 'required':
       return t(locale, 'validation.required', { attribute });
@@ -52,14 +64,14 @@ function messageFor(error: ErrorObject, field: string, locale: string): string {
         : t(locale, 'validation.date', { attribute });
     case 'minLength':
       // An empty string is a missing value, as Laravel's `required` treats it.
-      if (schema.minLength === 1) return t(locale, 'validation.required', { attribute });
-      return t(locale, 'validation.min.string', { attribute, min: schema.minLength ?? 0 });
+      if (limit === 1) return t(locale, 'validation.required', { attribute });
+      return t(locale, 'validation.min.string', { attribute, min: limit });
     case 'maxLength':
-      return t(locale, 'validation.max.string', { attribute, max: schema.maxLength ?? 0 });
+      return t(locale, 'validation.max.string', { attribute, max: limit });
     case 'minimum':
-      return t(locale, numeric ? 'validation.min.numeric' : 'validation.min.string', { attribute, min: schema.minimum ?? 0 });
+      return t(locale, 'validation.min.numeric', { attribute, min: limit });
     case 'maximum':
-      return t(locale, numeric ? 'validation.max.numeric' : 'validation.max.string', { attribute, max: schema.maximum ?? 0 });
+      return t(locale, 'validation.max.numeric', { attribute, max: limit });
     case 'enum':
     case 'const':
       return t(locale, 'validation.in', { attribute });
@@ -79,6 +91,11 @@ export function formatValidationErrors(errors: ErrorObject[], locale = 'en'): { 
     const message = messageFor(error, field, locale);
     const list = (fields[field] ??= []);
     if (!list.includes(message)) list.push(message);
+  }
+  // A missing value fails `required` only: Laravel runs no other rule on an empty field.
+  for (const [field, messages] of Object.entries(fields)) {
+    const required = t(locale, 'validation.required', { attribute: attributeName(field) });
+    if (messages.includes(required)) fields[field] = [required];
   }
   const first = Object.values(fields)[0]?.[0];
   if (first === undefined) return { message: t(locale, 'validation.object'), errors: {} };

@@ -10,6 +10,9 @@ import { userRoutes } from './user.js';
 export const apiRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addSchema(ErrorEnvelope);
   app.addSchema(UserSchema);
+  // The API reads JSON (and HTML-form bodies, as Laravel does); Fastify's built-in text/plain
+  // parser would hand a string to the validator, so such a body is a 415 here, not a 422.
+  app.removeContentTypeParser('text/plain');
 
   // A POST or PUT without a body is validated as an empty object, so the client learns which
   // fields are required rather than that "the body must be an object".
