@@ -9,9 +9,13 @@ import { connect, type Db } from './db/connect.js';
 import { apiRoutes } from './http/api/index.js';
 import { healthRoutes } from './http/health.js';
 import { validatorCompiler } from './http/validation.js';
+import { webRoutes } from './http/web/index.js';
 import { apiGuardPlugin } from './plugins/api-guard.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { requestLogPlugin } from './plugins/request-log.js';
+import { sessionPlugin } from './plugins/session.js';
+import { viewsPlugin } from './plugins/views.js';
+import { webGuards } from './plugins/web-guard.js';
 import './plugins/types.js';
 import { createServices } from './services.js';
 
@@ -61,8 +65,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(requestLogPlugin);
   await app.register(apiGuardPlugin);
 
+  await app.register(sessionPlugin);
+  await app.register(viewsPlugin);
+
   await app.register(healthRoutes);
   await app.register(apiRoutes, { prefix: '/api' });
+  // Pages and the panel: every route in this scope declares a web guard.
+  await app.register(async (browser) => {
+    await webGuards(browser);
+    await browser.register(webRoutes);
+  });
 
   return app;
 }

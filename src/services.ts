@@ -3,6 +3,7 @@
 import type { Config } from './config.js';
 import type { Db } from './db/connect.js';
 import { PostService } from './modules/posts/posts.service.js';
+import { DbSessionStore } from './modules/sessions/session-store.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { TokenService } from './modules/tokens/tokens.service.js';
 import { UserService } from './modules/users/users.service.js';
@@ -12,6 +13,7 @@ export type Services = {
   tokens: TokenService;
   posts: PostService;
   settings: SettingsService;
+  sessions: DbSessionStore;
 };
 
 export function createServices(db: Db, config: Config): Services {
@@ -20,5 +22,6 @@ export function createServices(db: Db, config: Config): Services {
     tokens: new TokenService(db, config),
     posts: new PostService(db),
     settings: new SettingsService(db),
+    sessions: new DbSessionStore(db, config.sessionLifetimeMinutes),
   };
 }

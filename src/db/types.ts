@@ -53,11 +53,22 @@ export interface SettingsTable {
   updated_at: Timestamp;
 }
 
+export interface SessionsTable {
+  id: string;
+  user_id: number | null;
+  admin_user_id: number | null;
+  /** JSON of the session data. */
+  payload: string;
+  expires_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   personal_access_tokens: PersonalAccessTokensTable;
   posts: PostsTable;
   settings: SettingsTable;
+  sessions: SessionsTable;
 }
 
 export type User = Selectable<UsersTable>;

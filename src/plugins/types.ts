@@ -11,7 +11,18 @@ import type { Services } from '../services.js';
  * - public: anyone; `optional-token` reads a bearer token when one is sent;
  * - token: a valid bearer token, optionally carrying an ability.
  */
-export type RouteAuth = 'public' | 'optional-token' | 'token' | { ability: Ability };
+export type RouteAuth = 'public' | 'optional-token' | 'token' | { ability: Ability } | WebAuth;
+
+/**
+ * Who may open a page or post a form:
+ * - public: anyone; guest: only visitors who are not logged in (else → /dashboard);
+ * - user: a logged-in user (else → /login, remembering the page); verified: also a verified
+ *   email when MUST_VERIFY_EMAIL is on (else → /email/verify);
+ * - admin-guest: the panel's login page; admin: the panel (its own session guard and
+ *   canAccessPanel(user); visitors → /admin/login, other users → 403).
+ * Every unsafe method (POST, PUT, PATCH, DELETE) of a page route is also CSRF-checked.
+ */
+export type WebAuth = 'guest' | 'user' | 'verified' | 'admin-guest' | 'admin';
 
 /** The caller of an API route: its user and, when authenticated by a token, that token. */
 export type ApiCaller = {

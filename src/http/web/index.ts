@@ -1,0 +1,29 @@
+// Browser pages and form actions. Each route declares its guard (config.auth, see WebAuth).
+import type { FastifyInstance } from 'fastify';
+import { isLocale } from '../../modules/i18n/translator.js';
+import { LOCALE_COOKIE } from '../../plugins/views.js';
+
+/** A same-site path to go back to, never an absolute URL (no open redirect). */
+export function safeBackPath(referer: string | undefined, appUrl: string): string {
+  if (referer === undefined) return '/';
+  try {
+    const url = new URL(referer, appUrl);
+    return url.origin === new URL(appUrl).origin ? `${url.pathname}${url.search}` : '/';
+  } catch {
+    return '/';
+  }
+}
+
+export async function webRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/', { config: { auth: 'public' } }, async (_request, reply) => reply.page('home'));
+
+  app.get<{ Params: { locale: string } }>('/locale/:locale', { config: { auth: 'public' } }, async (request, reply) => {
+    const { locale } = request.params;
+    if (isLocale(locale)) {
+      void reply.setCookie(LOCALE_COOKIE, locale, { path: '/', sameSite: 'lax', httpOnly: true, maxAge: 365 * 24 * 3600 });
+    }
+    return reply.redirect(safeBackPath(request.headers.referer, app.config.appUrl), 303);
+  });
+
+  app.get('/dashboard', { config: { auth: 'user' } }, async (_request, reply) => reply.page('dashboard', { title: 'Dashboard' }));
+}

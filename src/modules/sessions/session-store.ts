@@ -1,0 +1,82 @@
+// The session store behind @fastify/session: one row per session in the application database.
+// The user ids are kept in their own columns so that every session of a user can be ended at
+// once (password reset, account deletion) without reading payloads.
+import type { Db } from '../../db/connect.js';
+
+type StoredSession = { cookie?: { expires?: string | Date | null }; userId?: number; adminUserId?: number };
+type Callback = (error?: unknown) => void;
+type GetCallback = (error: unknown, session?: StoredSession | null) => void;
+
+export class DbSessionStore {
+  constructor(
+    private readonly db: Db,
+    private readonly lifetimeMinutes: number,
+  ) {}
+
+  set(sessionId: string, session: StoredSession, callback: Callback): void {
+    const now = new Date();
+    const cookieExpires = session.cookie?.expires;
+    const expires = cookieExpires ? new Date(cookieExpires) : new Date(now.getTime() + this.lifetimeMinutes * 60_000);
+    const row = {
+      id: sessionId,
+      user_id: typeof session.userId === 'number' ? session.userId : null,
+      admin_user_id: typeof session.adminUserId === 'number' ? session.adminUserId : null,
+      payload: JSON.stringify(session),
+      expires_at: expires.toISOString(),
+      updated_at: now.toISOString(),
+    };
+    this.db.kysely
+      .insertInto('sessions')
+      .values(row)
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet({
+          user_id: row.user_id,
+          admin_user_id: row.admin_user_id,
+          payload: row.payload,
+          expires_at: row.expires_at,
+          updated_at: row.updated_at,
+        }),
+      )
+      .execute()
+      .then(() => callback(), callback);
+  }
+
+  get(sessionId: string, callback: GetCallback): void {
+    this.db.kysely
+      .selectFrom('sessions')
+      .select(['payload', 'expires_at'])
+      .where('id', '=', sessionId)
+      .executeTakeFirst()
+      .then((row) => {
+        if (row === undefined) return callback(null, null);
+        // An idle session past its lifetime is gone, even if its cookie is replayed.
+        if (Date.parse(row.expires_at) <= Date.now()) {
+          this.destroy(sessionId, () => callback(null, null));
+          return;
+        }
+        callback(null, JSON.parse(row.payload) as StoredSession);
+      }, callback);
+  }
+
+  destroy(sessionId: string, callback: Callback): void {
+    this.db.kysely
+      .deleteFrom('sessions')
+      .where('id', '=', sessionId)
+      .execute()
+      .then(() => callback(), callback);
+  }
+
+  /** Ends every browser session of the user (site and panel). */
+  async destroyForUser(userId: number): Promise<void> {
+    await this.db.kysely
+      .deleteFrom('sessions')
+      .where((eb) => eb.or([eb('user_id', '=', userId), eb('admin_user_id', '=', userId)]))
+      .execute();
+  }
+
+  /** Deletes expired sessions; returns how many. */
+  async prune(): Promise<number> {
+    const result = await this.db.kysely.deleteFrom('sessions').where('expires_at', '<=', new Date().toISOString()).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}

@@ -1,0 +1,144 @@
+// Server-rendered pages: Eta templates (output escaped unless written <%~ %>), the assets in
+// public/ served by the service itself, the visitor's locale, flash messages, and security headers.
+import { fileURLToPath } from 'node:url';
+import helmet from '@fastify/helmet';
+import fastifyStatic from '@fastify/static';
+import view from '@fastify/view';
+import { Eta } from 'eta';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { LOCALES, isLocale, t, type Locale } from '../modules/i18n/translator.js';
+import type { FieldErrors } from '../modules/shared/errors.js';
+import type { ErrorBody } from './errors.js';
+
+export const LOCALE_COOKIE = 'locale';
+
+/** What a page template receives besides its own data (as `it.*`). */
+export type PageContext = {
+  appName: string;
+  locale: Locale;
+  locales: readonly string[];
+  t: (key: string, replace?: Record<string, string | number>) => string;
+  /** The CSRF token for a form; called only by templates that have one, so pages without forms create no session. */
+  csrf: () => string;
+  path: string;
+  user: { id: number; name: string; email: string; verified: boolean } | null;
+  status: string | null;
+  errors: FieldErrors;
+  old: Record<string, string>;
+};
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The user of the site session, resolved by the web guard (null when logged out). */
+    siteUser: { id: number; name: string; email: string; email_verified_at: string | null; is_admin: number } | null;
+  }
+  interface FastifyReply {
+    /** Renders `template` inside the site layout with the page context; status 200 unless given. */
+    page(template: string, data?: Record<string, unknown>, status?: number): FastifyReply;
+  }
+}
+
+/** The visitor's locale: the `locale` cookie (set by the switcher), else Accept-Language, else APP_LOCALE. */
+export function localeOf(request: FastifyRequest, fallback: string): Locale {
+  const fromCookie = request.cookies?.[LOCALE_COOKIE];
+  if (fromCookie !== undefined && isLocale(fromCookie)) return fromCookie;
+  const header = request.headers['accept-language'];
+  if (typeof header === 'string') {
+    const ranked = header
+      .split(',')
+      .map((part) => {
+        const [tag = '', q] = part.trim().split(';q=');
+        return { tag: tag.toLowerCase().split('-')[0] ?? '', q: q === undefined ? 1 : Number(q) };
+      })
+      .sort((a, b) => b.q - a.q);
+    const match = ranked.find((entry) => isLocale(entry.tag));
+    if (match !== undefined) return match.tag as Locale;
+  }
+  return isLocale(fallback) ? fallback : 'en';
+}
+
+/** Takes the one-request messages out of the session. */
+function takeFlash(request: FastifyRequest): Record<string, unknown> {
+  const flash = request.session?.flash;
+  if (flash === undefined) return {};
+  delete request.session.flash;
+  return flash;
+}
+
+/** Stores messages for the next page (after a redirect). */
+export function flash(request: FastifyRequest, values: Record<string, unknown>): void {
+  request.session.flash = { ...(request.session.flash ?? {}), ...values };
+}
+
+export const viewsPlugin = fp(async (app: FastifyInstance) => {
+  const production = app.config.env !== 'development';
+  await app.register(helmet, {
+    // No inline script anywhere: every script is a file under /assets.
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        objectSrc: ["'none'"],
+        baseUri: ["'self'"],
+      },
+    },
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'strict-origin-when-cross-origin' },
+    strictTransportSecurity: app.config.appUrl.startsWith('https:'),
+  });
+  await app.register(fastifyStatic, {
+    root: fileURLToPath(new URL('../../public', import.meta.url)),
+    prefix: '/assets/',
+    maxAge: production ? '1h' : 0,
+  });
+  await app.register(view, {
+    engine: { eta: new Eta() },
+    root: fileURLToPath(new URL('../views', import.meta.url)),
+    production,
+  });
+
+  app.decorateRequest('siteUser', null);
+
+  const context = (request: FastifyRequest, reply: FastifyReply): PageContext => {
+    const locale = localeOf(request, request.siteUserLocale ?? app.config.locale);
+    const flashed = takeFlash(request);
+    const user = request.siteUser;
+    return {
+      appName: app.config.appName,
+      locale,
+      locales: LOCALES,
+      t: (key, replace) => t(locale, key, replace),
+      csrf: () => reply.generateCsrf(),
+      path: request.url.split('?')[0] ?? '/',
+      user: user === null ? null : { id: user.id, name: user.name, email: user.email, verified: user.email_verified_at !== null },
+      status: typeof flashed.status === 'string' ? flashed.status : null,
+      errors: (flashed.errors as FieldErrors | undefined) ?? {},
+      old: (flashed.old as Record<string, string> | undefined) ?? {},
+    };
+  };
+
+  app.decorateReply('page', function page(this: FastifyReply, template: string, data: Record<string, unknown> = {}, status = 200) {
+    const it = { ...context(this.request, this), ...data };
+    void this.code(status).header('cache-control', 'no-store').view(template, it);
+    return this;
+  });
+
+  app.renderErrorPage = (request: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody) => {
+    const locale = localeOf(request, app.config.locale);
+    const key = `errors.${status}`;
+    const title = t(locale, key) === key ? body.message : t(locale, key);
+    return reply.page('errors/error', { statusCode: status, title, message: body.message }, status);
+  };
+});
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The saved locale of the logged-in user, when there is one. */
+    siteUserLocale?: string;
+  }
+}

@@ -1,0 +1,124 @@
+// Guards for pages and form actions (see WebAuth in types.ts). Registered inside the browser
+// scope, so every route there must declare `config.auth`; one without it stops the app at start.
+import { Tokens as CsrfTokens } from '@fastify/csrf';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { User } from '../db/types.js';
+import { AppError, forbidden } from '../modules/shared/errors.js';
+import { canAccessPanel } from '../modules/users/users.service.js';
+import type { RouteAuth } from './types.js';
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** How the site's user is found for a request; the remember-me login may extend this. */
+export type SiteUserResolver = (request: FastifyRequest, reply: FastifyReply) => Promise<User | null>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Tried in order when the session has no logged-in user (e.g. the remember-me cookie). */
+    siteUserFallbacks: SiteUserResolver[];
+    /** Logs the user in on the site: new session id (no fixation), user id stored. */
+    loginSite(request: FastifyRequest, user: Pick<User, 'id'>): Promise<void>;
+  }
+  interface FastifyRequest {
+    /** The user of the panel session, resolved by the admin guard. */
+    adminUser: User | null;
+  }
+}
+
+function wantsJson(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? '';
+  return accept.includes('application/json') || request.headers['x-requested-with'] === 'XMLHttpRequest';
+}
+
+// The same token scheme @fastify/csrf-protection uses to issue tokens (reply.generateCsrf),
+// checked here so a failure is a plain thrown 419.
+const csrfTokens = new CsrfTokens() as unknown as { verify(secret: string, token: string): boolean };
+
+function tokenOf(request: FastifyRequest): string | undefined {
+  const body = request.body as Record<string, unknown> | undefined;
+  const fromBody = body?._token ?? body?._csrf;
+  if (typeof fromBody === 'string') return fromBody;
+  const header = request.headers['x-csrf-token'] ?? request.headers['x-xsrf-token'];
+  return typeof header === 'string' ? header : undefined;
+}
+
+/** Throws 419 unless the request carries the CSRF token of its session. */
+export function assertCsrf(request: FastifyRequest): void {
+  const secret = request.session?._csrf;
+  const token = tokenOf(request);
+  if (typeof secret !== 'string' || token === undefined || !csrfTokens.verify(secret, token)) {
+    throw new AppError(419, 'CSRF token mismatch.');
+  }
+}
+
+export async function webGuards(app: FastifyInstance): Promise<void> {
+  if (!app.hasDecorator('siteUserFallbacks')) app.decorate<SiteUserResolver[]>('siteUserFallbacks', []);
+  if (!app.hasRequestDecorator('adminUser')) app.decorateRequest('adminUser', null);
+  if (!app.hasDecorator('loginSite')) {
+    app.decorate('loginSite', async (request: FastifyRequest, user: Pick<User, 'id'>) => {
+      // A new session id at login: a session id planted before login is worth nothing after it.
+      await request.session.regenerate(['adminUserId', 'intended', 'flash']);
+      request.session.userId = user.id;
+    });
+  }
+
+  const siteUser = async (request: FastifyRequest, reply: FastifyReply): Promise<User | null> => {
+    const id = request.session.userId;
+    if (typeof id === 'number') {
+      const user = await app.services.users.findById(id);
+      if (user !== undefined) return user;
+      delete request.session.userId;
+    }
+    for (const fallback of app.siteUserFallbacks) {
+      const user = await fallback(request, reply);
+      if (user !== null) return user;
+    }
+    return null;
+  };
+
+  app.addHook('onRoute', (route) => {
+    const auth = route.config?.auth as RouteAuth | undefined;
+    if (auth === undefined) throw new Error(`Route ${String(route.method)} ${route.url} declares no config.auth guard.`);
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const unsafe = methods.some((method) => UNSAFE.has(method));
+    const existing = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
+    route.preHandler = [
+      async (request: FastifyRequest, reply: FastifyReply) => {
+        // CSRF first: a forged form post changes nothing, whoever is logged in.
+        if (unsafe) assertCsrf(request);
+        if (auth === 'admin' || auth === 'admin-guest') {
+          const id = request.session.adminUserId;
+          const user = typeof id === 'number' ? ((await app.services.users.findById(id)) ?? null) : null;
+          request.adminUser = user;
+          if (auth === 'admin-guest') {
+            if (user !== null && canAccessPanel(user)) return reply.redirect('/admin', 302);
+            return;
+          }
+          if (user === null) {
+            if (request.method === 'GET') request.session.intended = request.url;
+            return reply.redirect('/admin/login', 302);
+          }
+          // Checked on every request: a demoted admin loses the panel at once.
+          if (!canAccessPanel(user)) throw forbidden();
+          return;
+        }
+        const user = await siteUser(request, reply);
+        request.siteUser = user;
+        if (user !== null) request.siteUserLocale = user.locale ?? undefined;
+        if (auth === 'guest' && user !== null) return reply.redirect('/dashboard', 302);
+        if (auth === 'user' || auth === 'verified') {
+          if (user === null) {
+            if (wantsJson(request)) throw new AppError(401, 'Unauthenticated.');
+            if (request.method === 'GET') request.session.intended = request.url;
+            return reply.redirect('/login', 302);
+          }
+          if (auth === 'verified' && app.config.mustVerifyEmail && user.email_verified_at === null) {
+            if (wantsJson(request)) throw new AppError(409, 'Your email address is not verified.');
+            return reply.redirect('/email/verify', 302);
+          }
+        }
+      },
+      ...existing,
+    ];
+  });
+}
