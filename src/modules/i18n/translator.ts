@@ -1,6 +1,7 @@
-// Messages from the locale files (src/locales/<locale>.json), Laravel-style: flat keys and
-// `:name` placeholders. A key missing in a locale falls back to English, then to the key itself.
-import { readFileSync } from 'node:fs';
+// Messages from the locale files (src/locales/<locale>/*.json, merged; one file per area so
+// that areas are edited independently), Laravel-style: flat keys and `:name` placeholders.
+// A key missing in a locale falls back to English, then to the key itself.
+import { readFileSync, readdirSync } from 'node:fs';
 
 export const LOCALES = ['en', 'fr'] as const;
 export type Locale = (typeof LOCALES)[number];
@@ -10,7 +11,11 @@ const catalogs = new Map<string, Record<string, string>>();
 function catalog(locale: string): Record<string, string> {
   let messages = catalogs.get(locale);
   if (messages === undefined) {
-    messages = JSON.parse(readFileSync(new URL(`../../locales/${locale}.json`, import.meta.url), 'utf8')) as Record<string, string>;
+    const dir = new URL(`../../locales/${locale}/`, import.meta.url);
+    messages = {};
+    for (const file of readdirSync(dir).filter((name) => name.endsWith('.json')).sort()) {
+      Object.assign(messages, JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as Record<string, string>);
+    }
     catalogs.set(locale, messages);
   }
   return messages;
