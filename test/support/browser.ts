@@ -1,0 +1,75 @@
+// Browser-test support: a real server on a free loopback port, Debian's Chromium driven by
+// playwright-core, and an axe-core accessibility check. Tests skip (with the reason printed)
+// only where Chromium is not installed.
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { buildApp } from '../../src/app.js';
+import type { Config } from '../../src/config.js';
+import { createTestDatabase, testConfig, type TestDatabase } from '../helpers.js';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const hasChromium = existsSync(CHROMIUM_PATH);
+/** Pass as the `skip` option of a browser test: false, or the reason it cannot run here. */
+export const skipWithoutChromium: string | false = hasChromium ? false : `Chromium not found at ${CHROMIUM_PATH}`;
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
+}
+
+/** A free TCP port on 127.0.0.1 (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export type RunningServer = { url: string; app: FastifyInstance; config: Config; database: TestDatabase; close(): Promise<void> };
+
+/** Builds the app on a fresh database and listens on a free loopback port; APP_URL matches it. */
+export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const database = await createTestDatabase();
+  const config = testConfig({ APP_URL: url, ...env });
+  const app = await buildApp(config, { db: database.db });
+  await app.listen({ host: '127.0.0.1', port });
+  return {
+    url,
+    app,
+    config,
+    database,
+    close: async () => {
+      await app.close();
+      await database.drop();
+    },
+  };
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export type AxeViolation = { id: string; impact: string | null; help: string; nodes: { target: string[] }[] };
+
+/**
+ * Runs axe-core in the page and returns the serious and critical violations. The script is
+ * evaluated through the DevTools protocol, so the page's CSP (no inline script) stays on.
+ */
+export async function seriousA11yViolations(page: Page): Promise<AxeViolation[]> {
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(context: Document): Promise<{ violations: AxeViolation[] }> } }).axe;
+    const result = await axe.run(document);
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
