@@ -1,6 +1,6 @@
 // Applies the migrations in src/db/migrations. The list is static (not read from disk) so it
 // works the same from src/ under tsx and from dist/.
-import { Migrator, type Migration, type MigrationResultSet } from 'kysely';
+import { Migrator, sql, type Migration, type MigrationResultSet } from 'kysely';
 import type { Db } from './connect.js';
 import * as coreTables from './migrations/2026_11_21_000001_create_core_tables.js';
 import * as sessionsTable from './migrations/2026_11_21_000002_create_sessions_table.js';
@@ -12,7 +12,12 @@ export const migrations: Record<string, Migration> = {
 
 /** Applies every pending migration; throws on the first failure. */
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db: db.kysely, provider: { getMigrations: async () => migrations } });
+  // Kysely looks for its own tables in every schema of a PostgreSQL database: a
+  // kysely_migration_lock in another schema (another app, a concurrent test run) would make it
+  // skip creating ours. Naming the schema in use keeps the lookup to it.
+  const schema =
+    db.dialect === 'postgres' ? (await sql<{ name: string }>`select current_schema() as name`.execute(db.kysely)).rows[0]?.name : undefined;
+  const migrator = new Migrator({ db: db.kysely, provider: { getMigrations: async () => migrations }, migrationTableSchema: schema });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   if (result.error !== undefined) throw result.error;
   return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
