@@ -25,7 +25,7 @@ describe('pageLinks', () => {
   it('keeps the other parameters, with their values encoded, and one page parameter', () => {
     const links = pageLinks(BASE, { locale: 'pt-BR', per_page: 5, q: 'a&b=c d', page: 2 }, 2, 3);
     for (const url of [links.first, links.next, links.prev, links.last]) {
-      assert.ok(url?.startsWith(`${BASE}?`));
+      assert.ok(url !== null && url.startsWith(`${BASE}?`));
       const params = new URL(url).searchParams;
       assert.equal(params.get('locale'), 'pt-BR');
       assert.equal(params.get('per_page'), '5');

@@ -9,14 +9,14 @@ const CONFIRM = 'The password field confirmation does not match.';
 
 describe('checkNewPassword', () => {
   const cases: Array<[string, string, string | undefined, string[]]> = [
-    ['accepts 8 characters, confirmed', '12345678', '12345678', []],
+    ['accepts 8 characters, confirmed', 'zq8chars', 'zq8chars', []],
     ['accepts 1024 characters', 'a'.repeat(1024), 'a'.repeat(1024), []],
     ['counts characters, not UTF-16 units or bytes', '🔑🔑🔑🔑🔑🔑🔑🔑', '🔑🔑🔑🔑🔑🔑🔑🔑', []],
     ['refuses 7 characters', '1234567', '1234567', [SHORT]],
     ['refuses 7 characters that are 14 UTF-16 units', '🔑🔑🔑🔑🔑🔑🔑', '🔑🔑🔑🔑🔑🔑🔑', [SHORT]],
     ['refuses 1025 characters', 'a'.repeat(1025), 'a'.repeat(1025), [LONG]],
-    ['refuses a missing confirmation', '12345678', undefined, [CONFIRM]],
-    ['refuses a different confirmation', '12345678', '12345679', [CONFIRM]],
+    ['refuses a missing confirmation', 'zq8chars', undefined, [CONFIRM]],
+    ['refuses a different confirmation', 'zq8chars', 'zq8charz', [CONFIRM]],
     ['reports both a short and an unconfirmed password', 'short', 'other', [SHORT, CONFIRM]],
   ];
   for (const [name, password, confirmation, messages] of cases) {
