@@ -5,3 +5,5 @@ import { cpSync, existsSync } from 'node:fs';
 for (const dir of ['views', 'locales']) {
   if (existsSync(`src/${dir}`)) cpSync(`src/${dir}`, `dist/${dir}`, { recursive: true });
 }
+// The common-password list is read next to its loader.
+cpSync('src/modules/passwords/common-passwords.txt', 'dist/modules/passwords/common-passwords.txt');

@@ -14,6 +14,8 @@ export function hashPassword(password: string): Promise<string> {
   return hash(password, ARGON2_OPTIONS);
 }
 
+export const BCRYPT_MAX_BYTES = 72;
+
 function isBcrypt(stored: string): boolean {
   return /^\$2[aby]\$\d{2}\$/.test(stored);
 }
@@ -21,7 +23,13 @@ function isBcrypt(stored: string): boolean {
 /** Checks a password against a stored argon2 or bcrypt hash; false for any malformed hash. */
 export async function verifyPassword(stored: string, password: string): Promise<boolean> {
   try {
-    if (isBcrypt(stored)) return await bcrypt.compare(password, stored.replace(/^\$2y\$/, '$2b$'));
+    // bcrypt reads only the first 72 bytes: a longer password would match every password that
+    // shares those bytes. It is refused rather than truncated; such an (imported) account signs
+    // in again through a password reset, which stores an argon2id hash of the whole password.
+    if (isBcrypt(stored)) {
+      if (Buffer.byteLength(password, 'utf8') > BCRYPT_MAX_BYTES) return false;
+      return await bcrypt.compare(password, stored.replace(/^\$2y\$/, '$2b$'));
+    }
     if (stored.startsWith('$argon2')) return await verify(stored, password);
     return false;
   } catch {
