@@ -86,6 +86,8 @@ export function formatValidationErrors(errors: ErrorObject[], locale = 'en'): { 
   for (const error of errors) {
     // anyOf/union wrappers repeat what their branches said.
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
+    // The `null` branch of a nullable field failing is not news: the other branch says why.
+    if (error.keyword === 'type' && (error.params as { type?: string }).type === 'null') continue;
     const field = fieldOf(error);
     if (field === '') continue;
     const message = messageFor(error, field, locale);
