@@ -22,11 +22,13 @@ import { createServices } from './services.js';
 export type BuildOptions = {
   /** An open database to use (tests); otherwise one is opened from config.databaseUrl. */
   db?: Db;
+  /** Where log lines go (tests capture them); stdout otherwise. */
+  loggerStream?: { write(line: string): void };
 };
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: { level: config.logLevel },
+    logger: { level: config.logLevel, ...(options.loggerStream === undefined ? {} : { stream: options.loggerStream }) },
     // Fastify's own two lines per request are replaced by one of ours (plugins/request-log.ts).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
