@@ -24,7 +24,19 @@ export const apiRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(userRoutes);
   // Public reads carry an ETag and answer If-None-Match with 304.
   await app.register(async (publicReads) => {
-    await publicReads.register(etag, { weak: true });
+    await publicReads.register(etag, { weak: true, replyWith304: false });
+    // A 304 stands in for a 200 only (RFC 9110 §13.1.2): an error carrying a matching ETag is
+    // sent as it is. If-None-Match may list several tags, compared weakly.
+    publicReads.addHook('onSend', async (request, reply, payload) => {
+      const tag = reply.getHeader('etag');
+      const condition = request.headers['if-none-match'];
+      if (reply.statusCode !== 200 || typeof tag !== 'string' || condition === undefined) return payload;
+      const opaque = (value: string) => value.trim().replace(/^W\//, '');
+      const matches = condition.trim() === '*' || condition.split(',').some((candidate) => opaque(candidate) === opaque(tag));
+      if (!matches) return payload;
+      void reply.code(304);
+      return '';
+    });
     await publicReads.register(postRoutes);
     await publicReads.register(settingsRoutes);
   });
