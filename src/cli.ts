@@ -59,6 +59,7 @@ class Runtime {
   private openedDb: Db | null = null;
   private loadedConfig: Config | undefined;
   private prompter: Prompter | null = null;
+  private builtServices: Services | null = null;
 
   constructor(readonly ctx: CliContext) {
     this.loadedConfig = ctx.config;
@@ -84,7 +85,8 @@ class Runtime {
   }
 
   services(): Services {
-    return createServices(this.db(), this.config());
+    this.builtServices ??= createServices(this.db(), this.config());
+    return this.builtServices;
   }
 
   ask(question: string, hidden = false): Promise<string> {
@@ -369,7 +371,11 @@ function parse(name: string, command: Command, argv: string[]): Args & { help: b
     const code = (error as { code?: string }).code;
     const flag = /'(-[^']*)'/.exec((error as Error).message)?.[1];
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw usageError(`Unknown option ${flag ?? ''} for ${name}.`, name);
-    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw usageError(`Option ${flag?.split(' ')[0] ?? ''} of ${name} needs a value.`, name);
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      const option = flag?.split(' ')[0] ?? '';
+      const isFlag = command.options.some((o) => `--${o.name}` === option && o.type === 'boolean') || option === '--help';
+      throw usageError(isFlag ? `Option ${option} of ${name} takes no value.` : `Option ${option} of ${name} needs a value.`, name);
+    }
     throw usageError(`Invalid arguments for ${name}.`, name);
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
