@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import sjson from 'secure-json-parse';
 import type { Config } from './config.js';
 import { connect, type Db } from './db/connect.js';
+import { adminRoutes } from './http/admin/index.js';
 import { apiRoutes } from './http/api/index.js';
 import { healthRoutes } from './http/health.js';
 import { validatorCompiler } from './http/validation.js';
@@ -76,6 +77,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(async (browser) => {
     await webGuards(browser);
     await browser.register(webRoutes);
+    await browser.register(adminRoutes, { prefix: '/admin' });
   });
 
   return app;

@@ -2,6 +2,8 @@
 // the pages, the admin panel and the CLI all go through these.
 import type { Config } from './config.js';
 import type { Db } from './db/connect.js';
+import { AdminService } from './modules/admin/admin.service.js';
+import { AuditService } from './modules/audit/audit.service.js';
 import { PostService } from './modules/posts/posts.service.js';
 import { DbSessionStore } from './modules/sessions/session-store.js';
 import { SettingsService } from './modules/settings/settings.service.js';
@@ -14,6 +16,8 @@ export type Services = {
   posts: PostService;
   settings: SettingsService;
   sessions: DbSessionStore;
+  audit: AuditService;
+  admin: AdminService;
 };
 
 export function createServices(db: Db, config: Config): Services {
@@ -23,5 +27,7 @@ export function createServices(db: Db, config: Config): Services {
     posts: new PostService(db),
     settings: new SettingsService(db),
     sessions: new DbSessionStore(db, config.sessionLifetimeMinutes),
+    audit: new AuditService(db),
+    admin: new AdminService(db, config),
   };
 }

@@ -4,10 +4,12 @@ import { Migrator, sql, type Migration, type MigrationResultSet } from 'kysely';
 import type { Db } from './connect.js';
 import * as coreTables from './migrations/2026_11_21_000001_create_core_tables.js';
 import * as sessionsTable from './migrations/2026_11_21_000002_create_sessions_table.js';
+import * as auditLogsTable from './migrations/2026_11_22_000401_create_audit_logs_table.js';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000001_create_core_tables': coreTables,
   '2026_11_21_000002_create_sessions_table': sessionsTable,
+  '2026_11_22_000401_create_audit_logs_table': auditLogsTable,
 };
 
 /** Applies every pending migration; throws on the first failure. */

@@ -63,12 +63,28 @@ export interface SessionsTable {
   updated_at: Timestamp;
 }
 
+export interface AuditLogsTable {
+  id: Generated<number>;
+  user_id: number | null;
+  actor_name: string;
+  actor_email: string;
+  action: string;
+  subject_type: string;
+  subject_id: string | null;
+  subject_label: string;
+  /** JSON object of what changed (field names, never secret values). */
+  details: string;
+  ip: string | null;
+  created_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   personal_access_tokens: PersonalAccessTokensTable;
   posts: PostsTable;
   settings: SettingsTable;
   sessions: SessionsTable;
+  audit_logs: AuditLogsTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -78,3 +94,4 @@ export type TokenRow = Selectable<PersonalAccessTokensTable>;
 export type Post = Selectable<PostsTable>;
 export type NewPost = Insertable<PostsTable>;
 export type SettingRow = Selectable<SettingsTable>;
+export type AuditLogRow = Selectable<AuditLogsTable>;

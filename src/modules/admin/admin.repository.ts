@@ -1,0 +1,218 @@
+// The panel's queries: counts for the dashboard and the searchable, sortable tables of users,
+// posts and tokens. Portable SQL only: case-insensitive search is lower(col) LIKE lower(?) with
+// an explicit escape character (SQLite's LIKE ignores case, PostgreSQL's does not), text sorts
+// compare lower(col) (the two databases collate differently), and NULLs sort last on both.
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import type { Database, Post, SettingRow, User } from '../../db/types.js';
+import { containsPattern, type SortDir } from './listing.js';
+
+type Q = Kysely<Database>;
+
+function contains(column: string, search: string): Expression<SqlBool> {
+  return sql<SqlBool>`lower(${sql.ref(column)}) like ${containsPattern(search)} escape '\\'`;
+}
+
+function sortKey(column: string, text: boolean): Expression<unknown> {
+  return text ? sql`lower(${sql.ref(column)})` : sql.ref(column);
+}
+
+// ---- dashboard --------------------------------------------------------------------------------
+
+export async function userCounts(db: Q): Promise<{ total: number; verified: number }> {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => [eb.fn.countAll<number | string>().as('total'), eb.fn.count<number | string>('email_verified_at').as('verified')])
+    .executeTakeFirstOrThrow();
+  return { total: Number(row.total), verified: Number(row.verified) };
+}
+
+export async function postCountsByStatus(db: Q): Promise<Record<string, number>> {
+  const rows = await db.selectFrom('posts').select((eb) => ['status', eb.fn.countAll<number | string>().as('n')]).groupBy('status').execute();
+  return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
+}
+
+/**
+ * Tokens that still work: not past their own expires_at, and, when a global lifetime is set,
+ * created within it (the token service applies both rules).
+ */
+export async function countActiveTokens(db: Q, now: Date, lifetimeMinutes: number | null): Promise<number> {
+  let query = db
+    .selectFrom('personal_access_tokens')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now.toISOString())]));
+  if (lifetimeMinutes !== null) query = query.where('created_at', '>', new Date(now.getTime() - lifetimeMinutes * 60_000).toISOString());
+  return Number((await query.executeTakeFirstOrThrow()).n);
+}
+
+export type PostRow = Post & { author_name: string | null };
+
+export function latestPosts(db: Q, limit: number): Promise<PostRow[]> {
+  return db
+    .selectFrom('posts')
+    .leftJoin('users', 'users.id', 'posts.author_id')
+    .selectAll('posts')
+    .select('users.name as author_name')
+    .orderBy('posts.created_at', 'desc')
+    .orderBy('posts.id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+// ---- users ------------------------------------------------------------------------------------
+
+export const USER_SORTS = ['name', 'email', 'verified', 'admin', 'created_at'] as const;
+export type UserSort = (typeof USER_SORTS)[number];
+const USER_SORT_COLUMNS: Record<UserSort, { column: string; text: boolean }> = {
+  name: { column: 'users.name', text: true },
+  email: { column: 'users.email', text: true },
+  verified: { column: 'users.email_verified_at', text: false },
+  admin: { column: 'users.is_admin', text: false },
+  created_at: { column: 'users.created_at', text: false },
+};
+
+export type UserListRow = Pick<User, 'id' | 'name' | 'email' | 'email_verified_at' | 'is_admin' | 'created_at'> & { token_count: number };
+export type UserQuery = { search: string; sort: UserSort; dir: SortDir };
+
+function usersWhere(db: Q, query: UserQuery) {
+  let builder = db.selectFrom('users');
+  if (query.search !== '') builder = builder.where((eb) => eb.or([contains('users.name', query.search), contains('users.email', query.search)]));
+  return builder;
+}
+
+export async function countUsers(db: Q, query: UserQuery): Promise<number> {
+  return Number((await usersWhere(db, query).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+}
+
+export async function listUsers(db: Q, query: UserQuery, limit: number, offset: number): Promise<UserListRow[]> {
+  const sort = USER_SORT_COLUMNS[query.sort];
+  const rows = await usersWhere(db, query)
+    .select(['users.id', 'users.name', 'users.email', 'users.email_verified_at', 'users.is_admin', 'users.created_at'])
+    .select((eb) =>
+      eb
+        .selectFrom('personal_access_tokens')
+        .select((inner) => inner.fn.countAll<number | string>().as('n'))
+        .whereRef('personal_access_tokens.user_id', '=', 'users.id')
+        .as('token_count'),
+    )
+    .orderBy(sortKey(sort.column, sort.text), (ob) => (query.dir === 'asc' ? ob.asc() : ob.desc()).nullsLast())
+    .orderBy('users.id', query.dir)
+    .limit(limit)
+    .offset(offset)
+    .execute();
+  return rows.map((row) => ({ ...row, is_admin: Number(row.is_admin), token_count: Number(row.token_count ?? 0) }));
+}
+
+export async function deleteUser(db: Q, id: number): Promise<boolean> {
+  const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+// ---- posts ------------------------------------------------------------------------------------
+
+export const POST_SORTS = ['title', 'status', 'locale', 'published_at', 'updated_at', 'created_at'] as const;
+export type PostSort = (typeof POST_SORTS)[number];
+const POST_SORT_COLUMNS: Record<PostSort, { column: string; text: boolean }> = {
+  title: { column: 'posts.title', text: true },
+  status: { column: 'posts.status', text: false },
+  locale: { column: 'posts.locale', text: false },
+  published_at: { column: 'posts.published_at', text: false },
+  updated_at: { column: 'posts.updated_at', text: false },
+  created_at: { column: 'posts.created_at', text: false },
+};
+
+export type PostQuery = { search: string; sort: PostSort; dir: SortDir; status: Post['status'] | null; locale: string | null };
+
+function postsWhere(db: Q, query: PostQuery) {
+  let builder = db.selectFrom('posts');
+  if (query.search !== '') {
+    builder = builder.where((eb) => eb.or([contains('posts.title', query.search), contains('posts.slug', query.search), contains('posts.excerpt', query.search)]));
+  }
+  if (query.status !== null) builder = builder.where('posts.status', '=', query.status);
+  if (query.locale !== null) builder = builder.where('posts.locale', '=', query.locale);
+  return builder;
+}
+
+export async function countPostsMatching(db: Q, query: PostQuery): Promise<number> {
+  return Number((await postsWhere(db, query).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+}
+
+export function listPostsMatching(db: Q, query: PostQuery, limit: number, offset: number): Promise<PostRow[]> {
+  const sort = POST_SORT_COLUMNS[query.sort];
+  return postsWhere(db, query)
+    .leftJoin('users', 'users.id', 'posts.author_id')
+    .selectAll('posts')
+    .select('users.name as author_name')
+    .orderBy(sortKey(sort.column, sort.text), (ob) => (query.dir === 'asc' ? ob.asc() : ob.desc()).nullsLast())
+    .orderBy('posts.id', query.dir)
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export function findPostById(db: Q, id: number): Promise<Post | undefined> {
+  return db.selectFrom('posts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+// ---- tokens -----------------------------------------------------------------------------------
+
+export const TOKEN_SORTS = ['name', 'user', 'last_used_at', 'created_at'] as const;
+export type TokenSort = (typeof TOKEN_SORTS)[number];
+const TOKEN_SORT_COLUMNS: Record<TokenSort, { column: string; text: boolean }> = {
+  name: { column: 't.name', text: true },
+  user: { column: 'u.email', text: true },
+  last_used_at: { column: 't.last_used_at', text: false },
+  created_at: { column: 't.created_at', text: false },
+};
+
+/** A token as the panel shows it: never its hash. */
+export type TokenListRow = {
+  id: number;
+  name: string;
+  abilities: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  created_at: string;
+  user_id: number;
+  user_name: string;
+  user_email: string;
+};
+export type TokenQuery = { search: string; sort: TokenSort; dir: SortDir; userId: number | null };
+
+function tokensWhere(db: Q, query: TokenQuery) {
+  let builder = db.selectFrom('personal_access_tokens as t').innerJoin('users as u', 'u.id', 't.user_id');
+  if (query.search !== '') {
+    builder = builder.where((eb) => eb.or([contains('t.name', query.search), contains('u.name', query.search), contains('u.email', query.search)]));
+  }
+  if (query.userId !== null) builder = builder.where('t.user_id', '=', query.userId);
+  return builder;
+}
+
+export async function countTokens(db: Q, query: TokenQuery): Promise<number> {
+  return Number((await tokensWhere(db, query).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+}
+
+export function listTokens(db: Q, query: TokenQuery, limit: number, offset: number): Promise<TokenListRow[]> {
+  const sort = TOKEN_SORT_COLUMNS[query.sort];
+  return tokensWhere(db, query)
+    .select(['t.id', 't.name', 't.abilities', 't.last_used_at', 't.expires_at', 't.created_at', 't.user_id', 'u.name as user_name', 'u.email as user_email'])
+    .orderBy(sortKey(sort.column, sort.text), (ob) => (query.dir === 'asc' ? ob.asc() : ob.desc()).nullsLast())
+    .orderBy('t.id', query.dir)
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export function findTokenById(db: Q, id: number): Promise<TokenListRow | undefined> {
+  return db
+    .selectFrom('personal_access_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .select(['t.id', 't.name', 't.abilities', 't.last_used_at', 't.expires_at', 't.created_at', 't.user_id', 'u.name as user_name', 'u.email as user_email'])
+    .where('t.id', '=', id)
+    .executeTakeFirst();
+}
+
+// ---- settings ---------------------------------------------------------------------------------
+
+export function findSetting(db: Q, key: string): Promise<SettingRow | undefined> {
+  return db.selectFrom('settings').selectAll().where('key', '=', key).executeTakeFirst();
+}

@@ -1,0 +1,92 @@
+// The audit log of the panel: every administrator action leaves one line saying who did what to
+// which subject, and when. Lines record which fields changed, never their values, so a private
+// setting or a password cannot end up in the log.
+import type { Db } from '../../db/connect.js';
+import type { AuditLogRow, User } from '../../db/types.js';
+import { paged, type Paginated } from '../admin/listing.js';
+import { countAuditLogs, insertAuditLog, listAuditLogs } from './audit.repository.js';
+
+export const AUDIT_ACTIONS = [
+  'admin.login',
+  'admin.logout',
+  'user.created',
+  'user.updated',
+  'user.deleted',
+  'post.created',
+  'post.updated',
+  'post.published',
+  'post.unpublished',
+  'post.deleted',
+  'setting.created',
+  'setting.updated',
+  'setting.deleted',
+  'token.revoked',
+  'tokens.revoked_all',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export type AuditActor = Pick<User, 'id' | 'name' | 'email'>;
+export type AuditSubject = { type: 'user' | 'post' | 'setting' | 'token' | 'session'; id?: string | number | null; label: string };
+/** Field names that changed, counts and the like: never a secret or a value typed by an admin. */
+export type AuditDetails = { fields?: string[]; count?: number };
+
+export type AuditEntry = {
+  id: number;
+  actor: { id: number | null; name: string; email: string };
+  action: string;
+  subject: { type: string; id: string | null; label: string };
+  details: AuditDetails;
+  ip: string | null;
+  createdAt: string;
+};
+
+function decodeDetails(json: string): AuditDetails {
+  try {
+    const value: unknown = JSON.parse(json);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as AuditDetails) : {};
+  } catch {
+    return {};
+  }
+}
+
+function present(row: AuditLogRow): AuditEntry {
+  return {
+    id: row.id,
+    actor: { id: row.user_id, name: row.actor_name, email: row.actor_email },
+    action: row.action,
+    subject: { type: row.subject_type, id: row.subject_id, label: row.subject_label },
+    details: decodeDetails(row.details),
+    ip: row.ip,
+    createdAt: row.created_at,
+  };
+}
+
+export class AuditService {
+  constructor(private readonly db: Db) {}
+
+  /** Writes one line. The actor's name and email are copied, so the line outlives the account. */
+  async record(actor: AuditActor, action: AuditAction, subject: AuditSubject, details: AuditDetails = {}, ip: string | null = null): Promise<void> {
+    await insertAuditLog(this.db.kysely, {
+      user_id: actor.id,
+      actor_name: actor.name.slice(0, 255),
+      actor_email: actor.email.slice(0, 255),
+      action,
+      subject_type: subject.type,
+      subject_id: subject.id === undefined || subject.id === null ? null : String(subject.id),
+      subject_label: subject.label.slice(0, 255),
+      details: JSON.stringify(details),
+      ip: ip === null ? null : ip.slice(0, 45),
+      created_at: new Date().toISOString(),
+    });
+  }
+
+  /** The newest lines, for the dashboard. */
+  async latest(limit = 10): Promise<AuditEntry[]> {
+    return (await listAuditLogs(this.db.kysely, limit, 0)).map(present);
+  }
+
+  /** One page of the whole log, newest first. */
+  async page(page: number, perPage: number): Promise<Paginated<AuditEntry>> {
+    return paged(page, perPage, () => countAuditLogs(this.db.kysely), async (limit, offset) => (await listAuditLogs(this.db.kysely, limit, offset)).map(present));
+  }
+}
