@@ -1,0 +1,108 @@
+// One structured JSON log line per request (method, path, status, duration), and never a token,
+// a password or a cookie in any line.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { createTestDatabase, createUser, testConfig, type TestDatabase } from '../helpers.js';
+
+type Line = { level: number; msg: string; method?: string; path?: string; status?: number; ms?: number; [key: string]: unknown };
+
+describe('request log', () => {
+  let database: TestDatabase;
+  let app: FastifyInstance;
+  const raw: string[] = [];
+  const lines = () => raw.flatMap((chunk) => chunk.split('\n').filter((line) => line !== '')).map((line) => JSON.parse(line) as Line);
+  const requestLines = () => lines().filter((line) => line.msg === 'request');
+
+  before(async () => {
+    database = await createTestDatabase();
+    app = await buildApp(testConfig({ LOG_LEVEL: 'info' }), { db: database.db, loggerStream: { write: (chunk: string) => void raw.push(chunk) } });
+    app.get('/api/__boom', { config: { auth: 'public' } }, async () => {
+      throw new Error('kaboom');
+    });
+    await app.ready();
+  });
+  after(async () => {
+    await app.close();
+    await database.drop();
+  });
+
+  it('writes exactly one JSON line per request with method, path, status and ms', async () => {
+    raw.length = 0;
+    await app.inject({ url: '/api/settings' });
+    await app.inject({ method: 'POST', url: '/api/tokens', payload: {} });
+    await app.inject({ url: '/up' });
+    const logged = requestLines();
+    assert.equal(logged.length, 3);
+    assert.deepEqual(
+      logged.map(({ method, path, status }) => ({ method, path, status })),
+      [
+        { method: 'GET', path: '/api/settings', status: 200 },
+        { method: 'POST', path: '/api/tokens', status: 422 },
+        { method: 'GET', path: '/up', status: 200 },
+      ],
+    );
+    for (const line of logged) {
+      assert.equal(typeof line.ms, 'number');
+      assert.ok((line.ms ?? -1) >= 0);
+      assert.equal(line.level, 30);
+    }
+  });
+
+  it('logs the route pattern, not the URL: no slug values, no query string', async () => {
+    raw.length = 0;
+    await app.inject({ url: '/api/posts/some-secret-slug?token=abc&password=hunter2' });
+    await app.inject({ url: '/api/posts?locale=en&api_token=zzz' });
+    await app.inject({ url: '/api/no-such-route?x=1' });
+    assert.deepEqual(
+      requestLines().map(({ path, status }) => ({ path, status })),
+      [
+        { path: '/api/posts/:slug', status: 404 },
+        { path: '/api/posts', status: 200 },
+        { path: '(unmatched)', status: 404 },
+      ],
+    );
+    assert.doesNotMatch(raw.join(''), /some-secret-slug|abc|hunter2|zzz/);
+  });
+
+  it('never writes a password, a token, a token hash or a cookie', async () => {
+    const user = await createUser(app, { password: 'correct-horse-battery-staple' });
+    raw.length = 0;
+    const login = await app.inject({
+      method: 'POST',
+      url: '/api/tokens',
+      payload: { email: user.email, password: 'correct-horse-battery-staple', device_name: 'logger-device' },
+      headers: { cookie: 'tessera_session=cookie-value-123' },
+    });
+    const token = (login.json() as { token: string }).token;
+    const secret = token.split('|')[1] ?? '';
+    await app.inject({ method: 'POST', url: '/api/tokens', payload: { email: user.email, password: 'wrong-password-xyz', device_name: 'd' } });
+    await app.inject({ url: '/api/user', headers: { authorization: `Bearer ${token}`, cookie: 'tessera_session=cookie-value-123' } });
+    await app.inject({
+      method: 'PUT',
+      url: '/api/user/password',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { current_password: 'correct-horse-battery-staple', password: 'new-password-456', password_confirmation: 'new-password-456' },
+    });
+    await app.inject({ url: '/api/__boom', headers: { authorization: `Bearer ${token}` } });
+    const text = raw.join('');
+    assert.equal(requestLines().length, 5);
+    for (const secretText of ['correct-horse-battery-staple', 'wrong-password-xyz', 'new-password-456', secret, secret.slice(0, 40), 'cookie-value-123', 'Bearer']) {
+      assert.ok(!text.includes(secretText), `the log contains ${secretText}`);
+    }
+    const row = await database.db.kysely.selectFrom('personal_access_tokens').select('token').where('name', '=', 'logger-device').executeTakeFirstOrThrow();
+    assert.ok(!text.includes(row.token), 'the log contains a token hash');
+    assert.doesNotMatch(text, /authorization|"cookie"|argon2/i);
+  });
+
+  it('logs a server error once as an error, besides its request line, without the request headers', async () => {
+    raw.length = 0;
+    await app.inject({ url: '/api/__boom', headers: { authorization: 'Bearer 1|abc', cookie: 'a=b' } });
+    const errors = lines().filter((line) => line.level >= 50);
+    assert.equal(errors.length, 1);
+    assert.equal(requestLines().length, 1);
+    assert.equal(requestLines()[0]?.status, 500);
+    assert.doesNotMatch(raw.join(''), /1\|abc|a=b/);
+  });
+});
