@@ -15,7 +15,10 @@ import { apiGuardPlugin } from './plugins/api-guard.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { requestLogPlugin } from './plugins/request-log.js';
 import { sessionPlugin } from './plugins/session.js';
+import { corsPlugin } from './plugins/cors.js';
+import { csrfCookieRoutes, statefulPlugin } from './plugins/stateful.js';
 import { viewsPlugin } from './plugins/views.js';
+import { openapiPlugin } from './plugins/openapi.js';
 import { webGuards } from './plugins/web-guard.js';
 import './plugins/types.js';
 import { createServices } from './services.js';
@@ -68,10 +71,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(requestLogPlugin);
   await app.register(apiGuardPlugin);
 
+  // First-party SPAs and CORS. Before the session plugin: the SPA hook that renews the XSRF
+  // cookie must run before the session is saved.
+  await app.register(corsPlugin);
+  await app.register(statefulPlugin);
   await app.register(sessionPlugin);
   await app.register(viewsPlugin);
 
+  // Before the API routes: the OpenAPI document is collected from onRoute.
+  await app.register(openapiPlugin);
+
   await app.register(healthRoutes);
+  await app.register(csrfCookieRoutes);
   await app.register(apiRoutes, { prefix: '/api' });
   // Pages and the panel: every route in this scope declares a web guard.
   await app.register(async (browser) => {

@@ -1,0 +1,81 @@
+// Support for the first-party SPA tests: an app with SANCTUM_STATEFUL_DOMAINS set, a cookie jar
+// for inject(), and a test-only way to log a user in on the site session, so these tests check
+// the cookie authentication of /api without depending on the login form.
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { assertCsrf } from '../../src/plugins/web-guard.js';
+import { createTestDatabase, testConfig, type TestApp } from '../helpers.js';
+
+export const TEST_LOGIN_PATH = '/__test__/login';
+
+/** Test-only: logs user `id` in on the site session, as the login action does (new session id). */
+export function addTestLogin(app: FastifyInstance): void {
+  app.post<{ Params: { id: string } }>(`${TEST_LOGIN_PATH}/:id`, { config: { auth: 'public' } }, async (request, reply) => {
+    await request.session.regenerate();
+    request.session.userId = Number(request.params.id);
+    return reply.code(204).send();
+  });
+}
+
+/**
+ * Stand-ins for the JSON login and logout of an SPA, used only while the browser-accounts routes
+ * are not registered: CSRF-checked like every form action, 204 on success, 422 on bad credentials.
+ */
+export function addSessionStandIns(app: FastifyInstance): boolean {
+  if (app.hasRoute({ method: 'POST', url: '/login' })) return false;
+  app.post('/login', { config: { auth: 'public' } }, async (request, reply) => {
+    assertCsrf(request);
+    const body = (request.body ?? {}) as { email?: string; password?: string };
+    const user = await app.services.users.attempt(String(body.email ?? ''), String(body.password ?? ''));
+    if (user === null) return reply.code(422).send({ message: 'These credentials do not match our records.', errors: { email: ['These credentials do not match our records.'] } });
+    await request.session.regenerate();
+    request.session.userId = user.id;
+    return reply.code(204).send();
+  });
+  app.post('/logout', { config: { auth: 'public' } }, async (request, reply) => {
+    assertCsrf(request);
+    await request.session.destroy();
+    return reply.code(204).send();
+  });
+  return true;
+}
+
+/** An app on a fresh database with the given environment and the test-only login route. */
+export async function buildStatefulApp(env: Record<string, string>): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const config = testConfig(env);
+  const app = await buildApp(config, { db: database.db });
+  addTestLogin(app);
+  await app.ready();
+  return {
+    app,
+    db: database.db,
+    config,
+    close: async () => {
+      await app.close();
+      await database.drop();
+    },
+  };
+}
+
+/** A browser's cookie store for one host, fed from inject() answers. */
+export class CookieJar {
+  private readonly cookies = new Map<string, string>();
+
+  take(response: LightMyRequestResponse): this {
+    for (const cookie of response.cookies as { name: string; value: string; maxAge?: number; expires?: Date }[]) {
+      const expired = cookie.maxAge === 0 || (cookie.expires !== undefined && cookie.expires.getTime() < Date.now()) || cookie.value === '';
+      if (expired) this.cookies.delete(cookie.name);
+      else this.cookies.set(cookie.name, cookie.value);
+    }
+    return this;
+  }
+
+  get(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
+  header(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+}
