@@ -22,12 +22,15 @@ import { openapiPlugin } from './plugins/openapi.js';
 import { webGuards } from './plugins/web-guard.js';
 import './plugins/types.js';
 import { createServices } from './services.js';
+import type { Mailer } from './modules/mail/mailer.js';
 
 export type BuildOptions = {
   /** An open database to use (tests); otherwise one is opened from config.databaseUrl. */
   db?: Db;
   /** Where log lines go (tests capture them); stdout otherwise. */
   loggerStream?: { write(line: string): void };
+  /** The mail transport (tests); otherwise the one MAIL_MAILER names. */
+  mailer?: Mailer;
 };
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -48,7 +51,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const db = options.db ?? connect(config.databaseUrl);
   app.decorate('config', config);
   app.decorate('db', db);
-  app.decorate('services', createServices(db, config));
+  app.decorate('services', createServices(db, config, { logger: app.log, mailer: options.mailer }));
   if (options.db === undefined) app.addHook('onClose', async () => db.close());
 
   app.setValidatorCompiler(validatorCompiler);

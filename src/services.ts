@@ -4,13 +4,14 @@ import type { Config } from './config.js';
 import type { Db } from './db/connect.js';
 import { AdminService } from './modules/admin/admin.service.js';
 import { AuditService } from './modules/audit/audit.service.js';
+import { createAccountServices, type AccountServiceOptions, type AccountServices } from './modules/auth/account-services.js';
 import { PostService } from './modules/posts/posts.service.js';
 import { DbSessionStore } from './modules/sessions/session-store.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { TokenService } from './modules/tokens/tokens.service.js';
 import { UserService } from './modules/users/users.service.js';
 
-export type Services = {
+export type Services = AccountServices & {
   users: UserService;
   tokens: TokenService;
   posts: PostService;
@@ -20,8 +21,8 @@ export type Services = {
   admin: AdminService;
 };
 
-export function createServices(db: Db, config: Config): Services {
-  return {
+export function createServices(db: Db, config: Config, options: AccountServiceOptions = {}): Services {
+  const core = {
     users: new UserService(db),
     tokens: new TokenService(db, config),
     posts: new PostService(db),
@@ -30,4 +31,5 @@ export function createServices(db: Db, config: Config): Services {
     audit: new AuditService(db),
     admin: new AdminService(db, config),
   };
+  return { ...core, ...createAccountServices(db, config, core, options) };
 }

@@ -78,12 +78,33 @@ export interface AuditLogsTable {
   created_at: Timestamp;
 }
 
+export interface PasswordResetTokensTable {
+  /** Lower-cased address; one pending token per address. */
+  email: string;
+  /** SHA-256 hex of the token mailed in the link. */
+  token: string;
+  created_at: Timestamp;
+}
+
+export interface RememberTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  selector: string;
+  /** SHA-256 hex of the validator half of the cookie. */
+  validator_hash: string;
+  expires_at: Timestamp;
+  last_used_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   personal_access_tokens: PersonalAccessTokensTable;
   posts: PostsTable;
   settings: SettingsTable;
   sessions: SessionsTable;
+  password_reset_tokens: PasswordResetTokensTable;
+  remember_tokens: RememberTokensTable;
   audit_logs: AuditLogsTable;
 }
 
