@@ -45,7 +45,7 @@ function fieldOf(error: ErrorObject): string {
 }
 
 function messageFor(error: ErrorObject, field: string, locale: string): string {
-  const attribute = attributeName(field);
+  const attribute = attributeName(field, locale);
   // Ajv only fills parentSchema in verbose mode; the limit of a length or range check is in params.
   const limit = (error.params as { limit?: number }).limit ?? 0;
   switch (error.keyword) {
@@ -96,7 +96,7 @@ export function formatValidationErrors(errors: ErrorObject[], locale = 'en'): { 
   }
   // A missing value fails `required` only: Laravel runs no other rule on an empty field.
   for (const [field, messages] of Object.entries(fields)) {
-    const required = t(locale, 'validation.required', { attribute: attributeName(field) });
+    const required = t(locale, 'validation.required', { attribute: attributeName(field, locale) });
     if (messages.includes(required)) fields[field] = [required];
   }
   const first = Object.values(fields)[0]?.[0];

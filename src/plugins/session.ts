@@ -1,7 +1,7 @@
 // Cookies, server-side sessions (stored in the application database) and CSRF protection.
 // Sessions are created only when something is stored in them (saveUninitialized: false), so API
 // calls and anonymous page views leave no rows behind.
-import { createHmac } from 'node:crypto';
+import { deriveKey } from '../modules/shared/keys.js';
 import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import session, { type SessionStore } from '@fastify/session';
@@ -24,10 +24,8 @@ declare module 'fastify' {
   }
 }
 
-/** A key for one purpose, derived from APP_KEY, so that no two uses share a secret. */
-export function deriveKey(appKey: Buffer, purpose: string): Buffer {
-  return createHmac('sha256', appKey).update(`tessera:${purpose}`).digest();
-}
+// Lives in modules/ so that services (signed links) derive keys without importing Fastify.
+export { deriveKey } from '../modules/shared/keys.js';
 
 export const sessionPlugin = fp(async (app: FastifyInstance) => {
   const secure = app.config.appUrl.startsWith('https:');

@@ -10,6 +10,7 @@ import fp from 'fastify-plugin';
 import { LOCALES, isLocale, t, type Locale } from '../modules/i18n/translator.js';
 import type { FieldErrors } from '../modules/shared/errors.js';
 import type { ErrorBody } from './errors.js';
+import { wantsJson } from './web-guard.js';
 
 export const LOCALE_COOKIE = 'locale';
 
@@ -129,6 +130,8 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
   });
 
   app.renderErrorPage = (request: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody) => {
+    // A script on a page (fetch, an SPA) gets the API's envelope: a 419 or 422 it can read.
+    if (wantsJson(request)) return reply.code(status).header('cache-control', 'no-store').send(body);
     const locale = localeOf(request, app.config.locale);
     const key = `errors.${status}`;
     const title = t(locale, key) === key ? body.message : t(locale, key);

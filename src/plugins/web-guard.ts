@@ -25,7 +25,8 @@ declare module 'fastify' {
   }
 }
 
-function wantsJson(request: FastifyRequest): boolean {
+/** A browser-route request that asks for JSON (an SPA, fetch): it gets the envelope, not a page. */
+export function wantsJson(request: FastifyRequest): boolean {
   const accept = request.headers.accept ?? '';
   return accept.includes('application/json') || request.headers['x-requested-with'] === 'XMLHttpRequest';
 }

@@ -2,6 +2,13 @@
 import type { FastifyInstance } from 'fastify';
 import { isLocale } from '../../modules/i18n/translator.js';
 import { LOCALE_COOKIE } from '../../plugins/views.js';
+import { loginRoutes } from './login.js';
+import { logoutRoutes } from './logout.js';
+import { passwordResetRoutes } from './password-reset.js';
+import { profileRoutes } from './profile.js';
+import { registerRoutes } from './register.js';
+import { rememberLogin } from './remember.js';
+import { verifyEmailRoutes } from './verify-email.js';
 
 /** A same-site path to go back to, never an absolute URL (no open redirect). */
 export function safeBackPath(referer: string | undefined, appUrl: string): string {
@@ -25,5 +32,20 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
     return reply.redirect(safeBackPath(request.headers.referer, app.config.appUrl), 303);
   });
 
-  app.get('/dashboard', { config: { auth: 'user' } }, async (_request, reply) => reply.page('dashboard', { title: 'Dashboard' }));
+  app.get('/dashboard', { config: { auth: 'user' } }, async (_request, reply) => reply.page('dashboard'));
+
+  // Accounts: one file per action, as Breeze has one controller per action.
+  rememberLogin(app);
+  await app.register(loginRoutes);
+  await app.register(logoutRoutes);
+  await app.register(registerRoutes);
+  await app.register(passwordResetRoutes);
+  await app.register(verifyEmailRoutes);
+  await app.register(profileRoutes);
+
+  // Deliveries still under way finish before the process ends; then the transport closes.
+  app.addHook('onClose', async () => {
+    await app.services.mail.settled();
+    app.services.mail.close();
+  });
 }

@@ -31,7 +31,12 @@ export function t(locale: string, key: string, replace: Record<string, string | 
   return template.replace(/:([a-z_]+)/g, (match, name: string) => (name in replace ? String(replace[name]) : match));
 }
 
-/** Laravel's attribute display: `device_name` → "device name". */
-export function attributeName(field: string): string {
-  return field.replace(/_/g, ' ');
+/**
+ * Laravel's attribute display: the locale's `attributes.<field>` when it has one (French says
+ * "mot de passe", not "password"), else the field with spaces: `device_name` → "device name".
+ */
+export function attributeName(field: string, locale = 'en'): string {
+  const key = `attributes.${field}`;
+  const translated = t(locale, key);
+  return translated === key ? field.replace(/_/g, ' ') : translated;
 }

@@ -11,7 +11,7 @@ export const PASSWORD_MAX = 1024;
 
 /** Field errors for a new password and its confirmation (empty when it is acceptable). */
 export function checkNewPassword(password: string, confirmation: string | undefined, locale = 'en', field = 'password'): FieldErrors {
-  const attribute = attributeName(field);
+  const attribute = attributeName(field, locale);
   const messages: string[] = [];
   const length = [...password].length;
   if (length < PASSWORD_MIN) messages.push(t(locale, 'validation.min.string', { attribute, min: PASSWORD_MIN }));

@@ -1,0 +1,29 @@
+// GET /login, POST /login: email + password (+ remember), throttled per email + IP.
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { assertValid, checked, done, field, localeFor, submit, takeIntended } from './forms.js';
+import { rememberDevice } from './remember.js';
+
+// The spec's login rules: a valid email, a password of at least 6 characters.
+const LoginBody = Type.Object({
+  email: Type.String({ format: 'email', minLength: 1, maxLength: 255 }),
+  password: Type.String({ minLength: 6, maxLength: 4096 }),
+  remember: Type.Optional(Type.Union([Type.Boolean(), Type.String({ maxLength: 10 })])),
+});
+
+export async function loginRoutes(app: FastifyInstance): Promise<void> {
+  const page = { template: 'auth/login', keep: ['email', 'remember'] } as const;
+
+  app.get('/login', { config: { auth: 'guest' } }, async (_request, reply) => reply.page(page.template));
+
+  app.post('/login', { config: { auth: 'guest' }, schema: { body: LoginBody }, attachValidation: true }, async (request, reply) =>
+    submit(request, reply, page, async () => {
+      const locale = localeFor(app, request);
+      assertValid(request, locale);
+      const user = await app.services.auth.login(field(request, 'email'), field(request, 'password'), request.ip, locale);
+      await app.loginSite(request, user);
+      if (checked(request, 'remember')) await rememberDevice(app, reply, user.id);
+      return done(request, reply, takeIntended(request) ?? '/dashboard');
+    }),
+  );
+}

@@ -1,0 +1,33 @@
+// GET /register, POST /register: name, email (unique), password (the password rules) and its
+// confirmation; the new user is logged in, and mailed a verification link when that is on.
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { done, field, localeFor, schemaErrors, submit } from './forms.js';
+
+const RegisterBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  email: Type.String({ format: 'email', minLength: 1, maxLength: 255 }),
+  password: Type.String({ minLength: 1, maxLength: 4096 }),
+  password_confirmation: Type.Optional(Type.String({ maxLength: 4096 })),
+});
+
+export async function registerRoutes(app: FastifyInstance): Promise<void> {
+  const page = { template: 'auth/register', keep: ['name', 'email'] } as const;
+
+  app.get('/register', { config: { auth: 'guest' } }, async (_request, reply) => reply.page(page.template));
+
+  app.post('/register', { config: { auth: 'guest' }, schema: { body: RegisterBody }, attachValidation: true }, async (request, reply) =>
+    submit(request, reply, page, async () => {
+      const locale = localeFor(app, request);
+      const input = {
+        name: field(request, 'name'),
+        email: field(request, 'email'),
+        password: field(request, 'password'),
+        password_confirmation: field(request, 'password_confirmation'),
+      };
+      const user = await app.services.auth.register(input, locale, schemaErrors(request, locale));
+      await app.loginSite(request, user);
+      return done(request, reply, '/dashboard');
+    }),
+  );
+}

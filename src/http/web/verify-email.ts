@@ -1,0 +1,37 @@
+// Email verification (Breeze's EmailVerificationPromptController, VerifyEmailController and
+// EmailVerificationNotificationController): the notice, the resend action (throttled) and the
+// signed link itself.
+import type { FastifyInstance } from 'fastify';
+import { t } from '../../modules/i18n/translator.js';
+import { done, localeFor, submit } from './forms.js';
+
+export async function verifyEmailRoutes(app: FastifyInstance): Promise<void> {
+  const notice = { template: 'auth/verify-email', keep: [] } as const;
+
+  app.get('/email/verify', { config: { auth: 'user' } }, async (request, reply) => {
+    if (request.siteUser?.email_verified_at !== null) return reply.redirect('/dashboard', 302);
+    return reply.page(notice.template);
+  });
+
+  app.post('/email/verification-notification', { config: { auth: 'user' } }, async (request, reply) =>
+    submit(request, reply, notice, async () => {
+      const user = await app.services.users.findById(request.siteUser!.id);
+      if (user === undefined || user.email_verified_at !== null) return done(request, reply, '/dashboard');
+      const locale = localeFor(app, request);
+      await app.services.auth.resendVerification(user, locale);
+      return done(request, reply, '/email/verify', t(locale, 'verification.sent'));
+    }),
+  );
+
+  // Laravel's route: the link needs the user logged in (a visitor is sent to /login and brought
+  // back here), then the signature, the expiry, the id and the hash are all checked.
+  app.get<{ Params: { id: string; hash: string } }>('/email/verify/:id/:hash', { config: { auth: 'user' } }, async (request, reply) => {
+    const locale = localeFor(app, request);
+    const user = await app.services.users.findById(request.siteUser!.id);
+    if (user === undefined) return reply.redirect('/login', 302);
+    const verified = await app.services.verification.verify(user, request.params, request.url, locale);
+    // A verified address is a new privilege (the pages behind 'verified'): a new session id.
+    if (verified) await app.loginSite(request, user);
+    return done(request, reply, '/dashboard', t(locale, verified ? 'verification.verified' : 'verification.already'));
+  });
+}

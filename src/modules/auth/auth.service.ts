@@ -1,0 +1,157 @@
+// The browser-account actions behind the pages (and their JSON variants): login under a
+// throttle, registration, profile and password changes, verification mails. Each returns the
+// user or throws a ValidationError / AppError whose messages are already in the visitor's
+// locale, so that any front end (a page, a JSON answer) only has to show them.
+import type { Config } from '../../config.js';
+import type { User } from '../../db/types.js';
+import { attributeName, t } from '../i18n/translator.js';
+import { checkNewPassword } from '../passwords/policy.js';
+import { verifyPassword } from '../passwords/hasher.js';
+import type { RememberService } from '../remember/remember.service.js';
+import { AppError, ValidationError, type FieldErrors } from '../shared/errors.js';
+import { throttleEmail, type Throttle } from '../throttle/throttle.js';
+import type { TokenService } from '../tokens/tokens.service.js';
+import { EMAIL_TAKEN, PASSWORD_INCORRECT, type UserService } from '../users/users.service.js';
+import type { EmailVerificationService } from '../verification/verification.service.js';
+
+export const LOGIN_MAX_ATTEMPTS = 5;
+export const LOGIN_DECAY_SECONDS = 60;
+export const VERIFICATION_MAX_SENDS = 6;
+export const VERIFICATION_DECAY_SECONDS = 60;
+
+type SessionEnder = { destroyForUser(userId: number): Promise<void> };
+
+export type AuthDeps = {
+  users: UserService;
+  tokens: TokenService;
+  sessions: SessionEnder;
+  remember: RememberService;
+  throttle: Throttle;
+  verification: EmailVerificationService;
+};
+
+export type Registration = { name: string; email: string; password: string; password_confirmation: string };
+export type PasswordChange = { current_password: string; password: string; password_confirmation: string };
+
+/** Errors of several checks, keyed in the order the form shows its fields. */
+function ordered(order: readonly string[], ...maps: FieldErrors[]): FieldErrors {
+  const merged: FieldErrors = {};
+  for (const map of maps) for (const [field, messages] of Object.entries(map)) (merged[field] ??= []).push(...messages);
+  const fields = [...order.filter((field) => field in merged), ...Object.keys(merged).filter((field) => !order.includes(field))];
+  return Object.fromEntries(fields.map((field) => [field, merged[field]!]));
+}
+
+const hasErrors = (errors: FieldErrors): boolean => Object.keys(errors).length > 0;
+
+/** The users module speaks English; the pages speak the visitor's language. */
+function localized(error: unknown, locale: string): unknown {
+  if (!(error instanceof ValidationError)) return error;
+  const errors: FieldErrors = {};
+  for (const [field, messages] of Object.entries(error.errors)) {
+    errors[field] = messages.map((message) => {
+      if (message === EMAIL_TAKEN) return t(locale, 'validation.unique', { attribute: attributeName(field, locale) });
+      if (message === PASSWORD_INCORRECT) return t(locale, 'validation.current_password');
+      return message;
+    });
+  }
+  return new ValidationError(errors);
+}
+
+export class AuthService {
+  constructor(
+    private readonly deps: AuthDeps,
+    private readonly config: Pick<Config, 'mustVerifyEmail'>,
+  ) {}
+
+  /**
+   * The user whose credentials these are. Throttled per email + IP: past LOGIN_MAX_ATTEMPTS
+   * failures in a window the answer is 429 and the password is not even checked, so guessing
+   * costs the attacker the window, not an argon2 verification each.
+   */
+  async login(email: string, password: string, ip: string, locale: string): Promise<User> {
+    const key = `login|${throttleEmail(email)}|${ip}`;
+    const state = await this.deps.throttle.attempt(key, LOGIN_MAX_ATTEMPTS, LOGIN_DECAY_SECONDS);
+    if (state.limited) {
+      const message = t(locale, 'auth.throttle', { seconds: state.retryAfterSeconds, minutes: Math.ceil(state.retryAfterSeconds / 60) });
+      throw new AppError(429, message, { email: [message] }, { 'retry-after': String(state.retryAfterSeconds) });
+    }
+    const user = await this.deps.users.attempt(email, password);
+    // One message whether the address is unknown or the password wrong: no account enumeration.
+    if (user === null) throw new ValidationError({ email: [t(locale, 'auth.failed')] });
+    await this.deps.throttle.clear(key);
+    return user;
+  }
+
+  /**
+   * Creates an unverified account and, when verification is on, mails the link. `earlier` holds
+   * the form's schema errors, so one answer lists every problem at once.
+   */
+  async register(input: Registration, locale: string, earlier: FieldErrors = {}): Promise<User> {
+    const unique: FieldErrors = {};
+    if (earlier.email === undefined && (await this.deps.users.findByEmail(input.email)) !== undefined) {
+      unique.email = [t(locale, 'validation.unique', { attribute: attributeName('email', locale) })];
+    }
+    const password = earlier.password === undefined ? checkNewPassword(input.password, input.password_confirmation, locale) : {};
+    const errors = ordered(['name', 'email', 'password'], earlier, unique, password);
+    if (hasErrors(errors)) throw new ValidationError(errors);
+    let user: User;
+    try {
+      user = await this.deps.users.create({ name: input.name, email: input.email, password: input.password, verified: false });
+    } catch (error) {
+      throw localized(error, locale);
+    }
+    if (this.config.mustVerifyEmail) this.deps.verification.send(user, locale);
+    return user;
+  }
+
+  /** Changes name and email (the API's rules); a new address is unverified and, when verification is on, gets a link. */
+  async updateProfile(user: User, changes: { name: string; email: string }, locale: string): Promise<{ user: User; emailChanged: boolean }> {
+    let updated: User;
+    try {
+      updated = await this.deps.users.updateProfile(user, changes);
+    } catch (error) {
+      throw localized(error, locale);
+    }
+    const emailChanged = updated.email !== user.email;
+    if (emailChanged && this.config.mustVerifyEmail) this.deps.verification.send(updated, locale);
+    return { user: updated, emailChanged };
+  }
+
+  /**
+   * Checks the current password and sets the new one, then signs the user out everywhere: every
+   * browser session, every remembered device and every API token (the API's own password change
+   * revokes the other tokens too). The caller logs the current browser back in with a new id.
+   */
+  async changePassword(user: User, input: PasswordChange, locale: string, earlier: FieldErrors = {}): Promise<void> {
+    const rules = earlier.password === undefined ? checkNewPassword(input.password, input.password_confirmation, locale) : {};
+    if (hasErrors(rules) || hasErrors(earlier)) {
+      const current: FieldErrors = {};
+      if (earlier.current_password === undefined && !(await verifyPassword(user.password, input.current_password))) {
+        current.current_password = [t(locale, 'validation.current_password')];
+      }
+      throw new ValidationError(ordered(['current_password', 'password'], earlier, current, rules));
+    }
+    try {
+      await this.deps.users.changePassword(user.id, input.current_password, input.password);
+    } catch (error) {
+      throw localized(error, locale);
+    }
+    await this.signOutEverywhere(user.id);
+  }
+
+  /** Ends every session, remembered device and API token of the user. */
+  async signOutEverywhere(userId: number): Promise<void> {
+    await this.deps.sessions.destroyForUser(userId);
+    await this.deps.remember.forgetAll(userId);
+    await this.deps.tokens.revokeAll(userId);
+  }
+
+  /** Mails a new verification link, at most VERIFICATION_MAX_SENDS a window per user. */
+  async resendVerification(user: User, locale: string): Promise<void> {
+    const state = await this.deps.throttle.attempt(`verify|${user.id}`, VERIFICATION_MAX_SENDS, VERIFICATION_DECAY_SECONDS);
+    if (state.limited) {
+      throw new AppError(429, t(locale, 'verification.throttle', { seconds: state.retryAfterSeconds }), {}, { 'retry-after': String(state.retryAfterSeconds) });
+    }
+    this.deps.verification.send(user, locale);
+  }
+}
