@@ -1,0 +1,47 @@
+// Set-up shared by the panel tests: an administrator made the only way there is (the CLI's
+// admin:create, run in-process on the test database) and a client signed in to the panel.
+import type { TestApp } from '../helpers.js';
+import { runInProcess } from '../cli/harness.js';
+import type { User } from '../../src/db/types.js';
+import { Client } from './client.js';
+
+let counter = 0;
+
+export type Admin = User & { plainPassword: string };
+
+/** Creates an administrator with `npm run cli -- admin:create --name --email --password`. */
+export async function createAdminByCli(t: TestApp, fields: { name?: string; email?: string; password?: string } = {}): Promise<Admin> {
+  counter += 1;
+  const name = fields.name ?? `Admin ${counter}`;
+  const email = fields.email ?? `admin${counter}-${process.pid}@example.com`;
+  const password = fields.password ?? 'panel keeper 2026';
+  const result = await runInProcess(['admin:create', '--name', name, '--email', email, '--password', password], { db: t.db, config: t.config });
+  if (result.code !== 0) throw new Error(`admin:create failed (${result.code}): ${result.stderr}`);
+  const user = await t.app.services.users.findByEmail(email);
+  if (user === undefined) throw new Error('admin:create reported success but the user is missing');
+  return { ...user, plainPassword: password };
+}
+
+/** A client signed in to the panel as a new administrator. */
+export async function signedInAdmin(t: TestApp, fields: { name?: string; email?: string } = {}): Promise<{ admin: Admin; client: Client }> {
+  const admin = await createAdminByCli(t, fields);
+  const client = new Client(t.app);
+  await client.adminLogin(admin.email, admin.plainPassword);
+  return { admin, client };
+}
+
+/** The audit lines, newest first, as the database holds them. */
+export function auditRows(t: TestApp) {
+  return t.db.kysely.selectFrom('audit_logs').selectAll().orderBy('id', 'desc').execute();
+}
+
+/** The text of an inline field error on a page (the partials render `<p class="field-error" id="field-NAME-error">`). */
+export function fieldError(html: string, field: string): string | null {
+  const match = new RegExp(`id="field-${field}-error">([^<]*)<`).exec(html);
+  return match?.[1] === undefined ? null : decode(match[1]);
+}
+
+/** Undoes Eta's HTML escaping, to compare texts. */
+export function decode(text: string): string {
+  return text.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
