@@ -1,0 +1,383 @@
+// The self-documenting API: GET /api/openapi.json is generated from the route schemas, covers
+// every registered /api route, and every answer the API really gives (success or error) is a
+// documented status whose schema that answer validates against. /docs is served locally.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { createUser, issueToken, type TestApp } from '../helpers.js';
+import { CookieJar, TEST_LOGIN_PATH, buildStatefulApp } from './stateful-support.js';
+import { insertPost } from './support.js';
+
+type Schema = Record<string, unknown>;
+type Operation = {
+  operationId?: string;
+  security?: Record<string, string[]>[];
+  requestBody?: { content: Record<string, { schema: Schema }> };
+  parameters?: { in: string; name: string; required?: boolean; schema: Schema }[];
+  responses: Record<string, { description: string; content?: Record<string, { schema: Schema }> }>;
+};
+type Document = {
+  openapi: string;
+  info: { title: string; version: string };
+  servers?: { url: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema>; securitySchemes: Record<string, Schema> };
+};
+
+const SPA = 'http://localhost:5173';
+const DOC_ID = 'https://tessera.test/openapi.json';
+const SHARED = ['ErrorEnvelope', 'User', 'PostItem', 'Post'];
+
+// ajv-formats is CommonJS; under NodeNext its default export sits one level down.
+type AddFormats = (ajv: Ajv2020, formats: string[]) => Ajv2020;
+const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
+
+/** Every route of the app as "METHOD /path", read from Fastify's own route tree. */
+function registeredRoutes(app: FastifyInstance): { method: string; url: string }[] {
+  const routes: { method: string; url: string }[] = [];
+  const stack: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = /^([│ ]*)[├└]── (.+?) \(([A-Z, ]+)\)$/u.exec(line);
+    if (match === null) continue;
+    const depth = (match[1] ?? '').length / 4;
+    stack.length = depth;
+    stack.push(match[2] ?? '');
+    const url = stack.join('');
+    for (const method of (match[3] ?? '').split(', ')) routes.push({ method, url });
+  }
+  return routes;
+}
+
+/** A value the schema accepts (enough for the simple bodies of this API): required fields only. */
+function sampleOf(schema: Schema): unknown {
+  if (schema.type === 'object') {
+    const properties = (schema.properties ?? {}) as Record<string, Schema>;
+    const required = (schema.required ?? []) as string[];
+    return Object.fromEntries(required.map((name) => [name, sampleOf(properties[name] ?? {})]));
+  }
+  if (schema.type === 'integer' || schema.type === 'number') return (schema.minimum as number | undefined) ?? 1;
+  if (schema.type === 'boolean') return false;
+  if (schema.format === 'email') return 'probe@example.com';
+  if (schema.format === 'date-time') return new Date().toISOString();
+  return 'p'.repeat(Math.max(8, (schema.minLength as number | undefined) ?? 0));
+}
+
+const toOpenApiPath = (url: string): string => url.replace(/:([A-Za-z_]+)/g, '{$1}');
+const pointer = (...parts: string[]): string => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+
+describe('OpenAPI document', () => {
+  let t: TestApp;
+  let doc: Document;
+  let ajv: Ajv2020;
+  let admin: Awaited<ReturnType<typeof createUser>>;
+  let adminJar: CookieJar;
+  let postSlug: string;
+
+  const operations = (): { path: string; method: string; op: Operation }[] =>
+    Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method, op })));
+
+  /** Asserts that the answer's status is documented for the operation and its body fits the schema. */
+  function assertDocumented(path: string, method: string, response: LightMyRequestResponse, context: string): void {
+    const op = doc.paths[path]?.[method];
+    assert.ok(op, `${method.toUpperCase()} ${path} is not documented`);
+    const status = String(response.statusCode);
+    const documented = op.responses[status];
+    assert.ok(documented, `${context}: ${method.toUpperCase()} ${path} answered ${status}, which the document does not list (${Object.keys(op.responses).join(', ')})`);
+    if (response.statusCode === 204 || response.statusCode === 304) return;
+    const schema = documented.content?.['application/json']?.schema;
+    assert.ok(schema, `${method.toUpperCase()} ${path} ${status} has no JSON schema`);
+    const validate = ajv.compile({ $ref: `${DOC_ID}#/${pointer('paths', path, method, 'responses', status, 'content', 'application/json', 'schema')}` });
+    const body: unknown = response.json();
+    assert.ok(validate(body), `${context}: ${method.toUpperCase()} ${path} ${status} body does not fit the document: ${ajv.errorsText(validate.errors)}\n${response.body}`);
+  }
+
+  before(async () => {
+    t = await buildStatefulApp({ SANCTUM_STATEFUL_DOMAINS: 'localhost:5173' });
+    admin = await createUser(t.app, { admin: true, name: 'Editor' });
+    postSlug = (await insertPost(t.db, { title: 'Documented', author_id: admin.id })).slug;
+    adminJar = new CookieJar();
+    adminJar.take(await t.app.inject({ url: '/sanctum/csrf-cookie', headers: { origin: SPA } }));
+    adminJar.take(await t.app.inject({ method: 'POST', url: `${TEST_LOGIN_PATH}/${admin.id}`, headers: { origin: SPA, cookie: adminJar.header() } }));
+    const response = await t.app.inject({ url: '/api/openapi.json', headers: { accept: 'application/json' } });
+    assert.equal(response.statusCode, 200);
+    doc = response.json() as Document;
+    ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+    addFormats(ajv, ['email', 'date-time', 'uri']);
+    ajv.addSchema({ ...doc, $id: DOC_ID });
+  });
+  after(() => t.close());
+
+  it('is an OpenAPI 3.1 document about this service', () => {
+    assert.equal(doc.openapi, '3.1.0');
+    assert.equal(doc.info.title, 'Tessera API');
+    assert.match(doc.info.version, /^\d+\.\d+\.\d+/);
+    assert.equal(doc.servers?.[0]?.url, t.config.appUrl);
+  });
+
+  it('documents every registered /api route with each of its methods, and nothing that is not a route', () => {
+    const registered = registeredRoutes(t.app).filter((r) => r.url.startsWith('/api/') && r.method !== 'HEAD' && r.method !== 'OPTIONS');
+    assert.ok(registered.length >= 13, `only ${registered.length} /api routes found`);
+    for (const { method, url } of registered) {
+      assert.ok(doc.paths[toOpenApiPath(url)]?.[method.toLowerCase()], `${method} ${url} missing from the document`);
+    }
+    const known = new Set(registered.map((r) => `${r.method.toLowerCase()} ${toOpenApiPath(r.url)}`));
+    known.add('get /sanctum/csrf-cookie');
+    for (const { path, method } of operations()) assert.ok(known.has(`${method} ${path}`), `${method} ${path} is documented but not routed`);
+    assert.ok(doc.paths['/sanctum/csrf-cookie']?.get, 'the SPA cookie endpoint is documented');
+  });
+
+  it('leaves pages, the panel and /docs out', () => {
+    for (const path of Object.keys(doc.paths)) assert.match(path, /^\/(api|sanctum)\//);
+  });
+
+  it('gives every operation a unique operationId, a summary and a tag', () => {
+    const ids = operations().map(({ op }) => op.operationId);
+    assert.equal(new Set(ids).size, ids.length);
+    for (const { path, method, op } of operations()) {
+      assert.ok(op.operationId, `${method} ${path}`);
+      assert.ok((op as { summary?: string }).summary, `${method} ${path} has no summary`);
+      assert.ok((op as { tags?: string[] }).tags?.length, `${method} ${path} has no tag`);
+    }
+  });
+
+  it('declares the bearer scheme (and the SPA session cookie) and requires a credential exactly where the API answers 401 without one', async () => {
+    assert.deepEqual({ type: doc.components.securitySchemes.bearer?.type, scheme: doc.components.securitySchemes.bearer?.scheme }, { type: 'http', scheme: 'bearer' });
+    assert.deepEqual({ type: doc.components.securitySchemes.session?.type, in: doc.components.securitySchemes.session?.in }, { type: 'apiKey', in: 'cookie' });
+    for (const { path, method, op } of operations()) {
+      const url = path.replace('{slug}', 'no-such-post');
+      // A body that passes validation, so that only the credentials decide.
+      const schema = op.requestBody?.content['application/json']?.schema;
+      const payload = schema === undefined ? {} : { payload: sampleOf(schema) as object };
+      const response = await t.app.inject({ method: method.toUpperCase() as 'GET', url, headers: { accept: 'application/json' }, ...payload });
+      const secured = (op.security ?? []).some((requirement) => 'bearer' in requirement);
+      const optional = (op.security ?? []).some((requirement) => Object.keys(requirement).length === 0);
+      // (POST /api/tokens answers 401 to wrong credentials: that is not a missing token.)
+      const unauthenticated = response.statusCode === 401 && (response.json() as { message: string }).message === 'Unauthenticated.';
+      if (unauthenticated) assert.ok(secured && !optional, `${method} ${path} answers 401 anonymously but the document does not require a token`);
+      if (secured && !optional) assert.ok(unauthenticated, `${method} ${path} is documented as needing a token but answered ${response.statusCode}`);
+    }
+  });
+
+  it('puts the shared schemas under components/schemas by their $id, and every $ref resolves', () => {
+    for (const name of SHARED) assert.ok(doc.components.schemas[name], `${name} missing`);
+    assert.deepEqual(Object.keys(doc.components.schemas).filter((name) => /^def-\d+$/.test(name)), []);
+    const refs: string[] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node !== null && typeof node === 'object') {
+        for (const [key, value] of Object.entries(node)) {
+          if (key === '$ref' && typeof value === 'string') refs.push(value);
+          else walk(value);
+        }
+      }
+    };
+    walk(doc.paths);
+    walk(doc.components.schemas);
+    assert.ok(refs.length > 0);
+    for (const ref of refs) {
+      const name = /^#\/components\/schemas\/(.+)$/.exec(ref)?.[1];
+      assert.ok(name !== undefined && doc.components.schemas[name], `dangling $ref ${ref}`);
+    }
+    assert.equal(doc.paths['/api/user']?.get?.responses['200']?.content?.['application/json']?.schema.$ref, '#/components/schemas/User');
+    assert.equal(doc.paths['/api/posts/{slug}']?.get?.responses['200']?.content?.['application/json']?.schema.properties !== undefined, true);
+  });
+
+  it('describes every error status of every operation as the error envelope', () => {
+    for (const { path, method, op } of operations()) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400) continue;
+        assert.ok(response.description.length > 0);
+        assert.equal(response.content?.['application/json']?.schema.$ref, '#/components/schemas/ErrorEnvelope', `${method} ${path} ${status}`);
+      }
+    }
+  });
+
+  describe('lists the error statuses of each route', () => {
+    const table: { route: string; statuses: number[] }[] = [
+      { route: 'post /api/tokens', statuses: [400, 401, 415, 422, 429, 500] },
+      { route: 'delete /api/tokens/current', statuses: [401, 419, 429, 500] },
+      { route: 'delete /api/tokens', statuses: [401, 419, 429, 500] },
+      { route: 'get /api/user', statuses: [401, 429, 500] },
+      { route: 'put /api/user', statuses: [400, 401, 415, 419, 422, 429, 500] },
+      { route: 'put /api/user/password', statuses: [400, 401, 415, 419, 422, 429, 500] },
+      { route: 'get /api/posts', statuses: [401, 422, 429, 500] },
+      { route: 'get /api/posts/{slug}', statuses: [404, 429, 500] },
+      { route: 'post /api/posts', statuses: [400, 401, 403, 415, 419, 422, 429, 500] },
+      { route: 'put /api/posts/{slug}', statuses: [401, 403, 404, 419, 422, 429, 500] },
+      { route: 'delete /api/posts/{slug}', statuses: [401, 403, 404, 419, 429, 500] },
+      { route: 'get /api/settings', statuses: [429, 500] },
+    ];
+    for (const { route, statuses } of table) {
+      it(`${route}: ${statuses.join(', ')}`, () => {
+        const [method = '', path = ''] = route.split(' ');
+        const op = doc.paths[path]?.[method];
+        assert.ok(op, `${route} not documented`);
+        for (const status of statuses) assert.ok(op.responses[String(status)], `${route} does not list ${status}`);
+      });
+    }
+  });
+
+  describe('sample answers validate against the document', () => {
+    const samples: { name: string; path: string; method: string; request: (app: FastifyInstance) => Promise<LightMyRequestResponse>; status: number }[] = [
+      {
+        name: 'a token issued',
+        path: '/api/tokens',
+        method: 'post',
+        status: 200,
+        request: (app) => app.inject({ method: 'POST', url: '/api/tokens', payload: { email: admin.email, password: admin.plainPassword, device_name: 'doc' } }),
+      },
+      {
+        name: 'the authenticated user',
+        path: '/api/user',
+        method: 'get',
+        status: 200,
+        request: async (app) => app.inject({ url: '/api/user', headers: { authorization: `Bearer ${await issueToken(app, admin.email, admin.plainPassword)}` } }),
+      },
+      { name: 'a page of posts', path: '/api/posts', method: 'get', status: 200, request: (app) => app.inject({ url: '/api/posts?per_page=1' }) },
+      { name: 'one post', path: '/api/posts/{slug}', method: 'get', status: 200, request: (app) => app.inject({ url: `/api/posts/${postSlug}` }) },
+      { name: 'the public settings', path: '/api/settings', method: 'get', status: 200, request: (app) => app.inject({ url: '/api/settings' }) },
+      { name: 'a 401 without a token', path: '/api/user', method: 'get', status: 401, request: (app) => app.inject({ url: '/api/user', headers: { accept: 'application/json' } }) },
+      { name: 'a 401 on bad credentials', path: '/api/tokens', method: 'post', status: 401, request: (app) => app.inject({ method: 'POST', url: '/api/tokens', payload: { email: 'nobody@example.com', password: 'x', device_name: 'doc' } }) },
+      { name: 'a 422 with field errors', path: '/api/tokens', method: 'post', status: 422, request: (app) => app.inject({ method: 'POST', url: '/api/tokens', payload: { email: 'not-an-email' } }) },
+      { name: 'a 404 for an unknown slug', path: '/api/posts/{slug}', method: 'get', status: 404, request: (app) => app.inject({ url: '/api/posts/no-such-post' }) },
+      {
+        name: 'a 419 for a cookie-authenticated write without X-XSRF-TOKEN',
+        path: '/api/user',
+        method: 'put',
+        status: 419,
+        request: (app) => app.inject({ method: 'PUT', url: '/api/user', headers: { origin: SPA, cookie: adminJar.header() }, payload: { name: 'Editor' } }),
+      },
+      {
+        name: 'a 403 for a token without the ability',
+        path: '/api/posts',
+        method: 'post',
+        status: 403,
+        request: async (app) => {
+          const { plaintext } = await app.services.tokens.issue(admin.id, 'read-only', ['posts:read']);
+          return app.inject({ method: 'POST', url: '/api/posts', headers: { authorization: `Bearer ${plaintext}` }, payload: { title: 'Nope' } });
+        },
+      },
+      { name: 'the document itself', path: '/api/openapi.json', method: 'get', status: 200, request: (app) => app.inject({ url: '/api/openapi.json' }) },
+    ];
+    for (const { name, path, method, status, request } of samples) {
+      it(`${name} (${method.toUpperCase()} ${path} ${status})`, async () => {
+        const response = await request(t.app);
+        assert.equal(response.statusCode, status, response.body);
+        assertDocumented(path, method, response, name);
+      });
+    }
+
+    it('refuses a sample that breaks the schema (the check has teeth)', () => {
+      const validate = ajv.compile({ $ref: `${DOC_ID}#/components/schemas/User` });
+      assert.equal(validate({ id: '1', name: 'x', email: 'x@example.com', email_verified_at: null, created_at: 'now', updated_at: 'now' }), false);
+    });
+  });
+
+  it('lists every status the API really answers each operation with, for anonymous, token, ability-less, cookie and malformed requests', async () => {
+    for (const { path, method, op } of operations()) {
+      const verb = method.toUpperCase() as 'GET';
+      const hasBody = op.requestBody !== undefined;
+      const slugs = method === 'get' ? [postSlug, 'no-such-post'] : ['no-such-post'];
+      for (const slug of path.includes('{slug}') ? slugs : ['']) {
+        const url = path.replace('{slug}', slug);
+        const body = hasBody ? { payload: {} } : {};
+        const fresh = async (abilities: string[]) => (await t.app.services.tokens.issue(admin.id, 'probe', abilities)).plaintext;
+        const probes: [string, () => Promise<LightMyRequestResponse>][] = [
+          ['anonymous', () => t.app.inject({ method: verb, url, ...body })],
+          ['admin token', async () => t.app.inject({ method: verb, url, headers: { authorization: `Bearer ${await fresh(['*'])}` }, ...body })],
+          ['token without abilities', async () => t.app.inject({ method: verb, url, headers: { authorization: `Bearer ${await fresh([])}` }, ...body })],
+          ['revoked token', () => t.app.inject({ method: verb, url, headers: { authorization: 'Bearer 1|revoked' }, ...body })],
+          ['SPA cookie without X-XSRF-TOKEN', () => t.app.inject({ method: verb, url, headers: { origin: SPA, cookie: adminJar.header() }, ...body })],
+        ];
+        if (hasBody) {
+          probes.push(['invalid JSON', async () => t.app.inject({ method: verb, url, headers: { authorization: `Bearer ${await fresh(['*'])}`, 'content-type': 'application/json' }, payload: '{"a":' })]);
+          probes.push(['text/plain body', async () => t.app.inject({ method: verb, url, headers: { authorization: `Bearer ${await fresh(['*'])}`, 'content-type': 'text/plain' }, payload: 'hello' })]);
+        }
+        for (const [name, probe] of probes) assertDocumented(path, method, await probe(), `${name} ${verb} ${url}`);
+      }
+    }
+  });
+
+  it('documents the request bodies the routes validate: an empty body is refused with exactly the documented required fields', async () => {
+    for (const { path, method, op } of operations()) {
+      const schema = op.requestBody?.content['application/json']?.schema;
+      if (schema === undefined) continue;
+      const required = ((schema.required as string[] | undefined) ?? []).slice().sort();
+      const token = (await t.app.services.tokens.issue(admin.id, 'bodies', ['*'])).plaintext;
+      const url = path.replace('{slug}', postSlug);
+      const response = await t.app.inject({ method: method.toUpperCase() as 'POST', url, headers: { authorization: `Bearer ${token}` }, payload: {} });
+      if (required.length === 0) {
+        assert.notEqual(response.statusCode, 422, `${method} ${path}: nothing is documented as required`);
+      } else {
+        assert.equal(response.statusCode, 422, `${method} ${path}`);
+        assert.deepEqual(Object.keys((response.json() as { errors: object }).errors).sort(), required, `${method} ${path}`);
+      }
+    }
+  });
+
+  it('documents the query limits the routes enforce (outside them: 422 on that parameter)', async () => {
+    let checked = 0;
+    for (const { path, method, op } of operations()) {
+      for (const parameter of op.parameters ?? []) {
+        if (parameter.in !== 'query') continue;
+        const { minimum, maximum } = parameter.schema as { minimum?: number; maximum?: number };
+        for (const value of [minimum === undefined ? undefined : minimum - 1, maximum === undefined ? undefined : maximum + 1]) {
+          if (value === undefined) continue;
+          const response = await t.app.inject({ method: method.toUpperCase() as 'GET', url: `${path}?${parameter.name}=${value}` });
+          assert.equal(response.statusCode, 422, `${path}?${parameter.name}=${value}`);
+          assert.ok((response.json() as { errors: Record<string, unknown> }).errors[parameter.name], `${parameter.name} in errors`);
+          checked += 1;
+        }
+        const inside = await t.app.inject({ method: method.toUpperCase() as 'GET', url: `${path}?${parameter.name}=${minimum ?? maximum ?? ''}` });
+        if (minimum !== undefined || maximum !== undefined) assert.equal(inside.statusCode, 200, `${path}?${parameter.name} at its limit`);
+      }
+    }
+    assert.ok(checked >= 4, `only ${checked} limits checked`);
+  });
+
+  it('marks query parameters that have a default as optional', () => {
+    const parameters = doc.paths['/api/posts']?.get?.parameters ?? [];
+    const byName = Object.fromEntries(parameters.map((p) => [p.name, p]));
+    for (const name of ['locale', 'page', 'per_page', 'status']) assert.equal(byName[name]?.required, false, name);
+    assert.equal(byName.per_page?.schema.default, 15);
+    assert.equal(byName.per_page?.schema.maximum, 100);
+  });
+});
+
+describe('/docs', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildStatefulApp({});
+  });
+  after(() => t.close());
+
+  it('answers HTML that loads only assets served by this app', async () => {
+    const response = await t.app.inject({ url: '/docs' });
+    assert.equal(response.statusCode, 200);
+    assert.match(String(response.headers['content-type']), /^text\/html/);
+    const assets = [...response.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] ?? '');
+    assert.ok(assets.some((a) => a.endsWith('swagger-ui-bundle.js')), 'the Swagger UI bundle is loaded');
+    for (const asset of assets) {
+      assert.doesNotMatch(asset, /^(https?:)?\/\//, `${asset} is not local`);
+      const url = new URL(asset, 'http://localhost/docs').pathname;
+      const loaded = await t.app.inject({ url });
+      assert.equal(loaded.statusCode, 200, url);
+    }
+    assert.doesNotMatch(response.body, /<script>|<script [^>]*>[^<\s]/, 'no inline script');
+  });
+
+  it('keeps the site CSP (script-src and style-src self only) on the page', async () => {
+    const response = await t.app.inject({ url: '/docs' });
+    const csp = String(response.headers['content-security-policy']);
+    assert.match(csp, /script-src 'self'(;|$)/);
+    assert.match(csp, /style-src 'self'(;|$)/);
+  });
+
+  it('shows the same document as /api/openapi.json', async () => {
+    const ui = await t.app.inject({ url: '/docs/json' });
+    const api = await t.app.inject({ url: '/api/openapi.json' });
+    assert.deepEqual(ui.json(), api.json());
+  });
+});
