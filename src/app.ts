@@ -12,7 +12,7 @@ import { healthRoutes } from './http/health.js';
 import { validatorCompiler } from './http/validation.js';
 import { webRoutes } from './http/web/index.js';
 import { apiGuardPlugin } from './plugins/api-guard.js';
-import { errorsPlugin } from './plugins/errors.js';
+import { errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
 import { requestLogPlugin } from './plugins/request-log.js';
 import { sessionPlugin } from './plugins/session.js';
 import { corsPlugin } from './plugins/cors.js';
@@ -46,6 +46,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { allErrors: true } },
+    frameworkErrors: frameworkErrorHandler,
+    // Every context compiles with ours: setValidatorCompiler alone is lost in a plugin that adds
+    // shared schemas (Fastify rebuilds its validator from the default Ajv builder there).
+    schemaController: { compilersFactory: { buildValidator: () => validatorCompiler } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const db = options.db ?? connect(config.databaseUrl);

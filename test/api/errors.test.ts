@@ -50,7 +50,7 @@ describe('errors under /api', () => {
     { name: 'a form body over BODY_LIMIT', method: 'POST', url: '/api/tokens', headers: { 'content-type': 'application/x-www-form-urlencoded', ...HTML }, payload: `password=${'x'.repeat(2000)}`, status: 413, message: 'The request body is too large.' },
     { name: 'an XML body', method: 'POST', url: '/api/tokens', headers: { 'content-type': 'application/xml', ...HTML }, payload: '<email>a@example.com</email>', status: 415, message: 'Unsupported Media Type.' },
     { name: 'a text/plain body', method: 'POST', url: '/api/tokens', headers: { 'content-type': 'text/plain', ...HTML }, payload: 'email=a@example.com', status: 415, message: 'Unsupported Media Type.' },
-    { name: 'a multipart body', method: 'PUT', url: '/api/user', headers: { 'content-type': 'multipart/form-data; boundary=x', ...HTML }, payload: '--x--', status: 415, message: 'Unsupported Media Type.' },
+    { name: 'a multipart body', method: 'POST', url: '/api/tokens', headers: { 'content-type': 'multipart/form-data; boundary=x', ...HTML }, payload: '--x--', status: 415, message: 'Unsupported Media Type.' },
     { name: 'a validation failure', method: 'POST', url: '/api/tokens', headers: JSON_TYPE, payload: '{}', status: 422, message: 'The email field is required.' },
     { name: 'a missing token', method: 'GET', url: '/api/user', status: 401, message: 'Unauthenticated.' },
     { name: 'an unknown post', method: 'GET', url: '/api/posts/unknown', status: 404, message: 'Not Found.' },
