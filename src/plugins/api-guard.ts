@@ -7,8 +7,9 @@ import { forbidden, unauthenticated } from '../modules/shared/errors.js';
 import type { ApiCaller, RouteAuth } from './types.js';
 
 /**
- * The bearer token of a request, or null. The scheme is matched exactly ("Bearer", one space),
- * as Laravel does; tokens in cookies or query parameters are never read.
+ * The bearer token of a request, or null. The scheme is matched exactly ("Bearer", one space,
+ * one token): Laravel accepts any case, but a strict form leaves no variant for a proxy or a
+ * log filter to treat differently; tokens in cookies or query parameters are never read.
  */
 export function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
@@ -51,8 +52,11 @@ export const apiGuardPlugin = fp(async (app: FastifyInstance) => {
     if (!route.url.startsWith('/api')) return;
     if (auth === undefined) throw new Error(`Route ${String(route.method)} ${route.url} declares no config.auth guard.`);
     if (auth === 'public') return;
-    const hooks = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
-    route.preHandler = [
+    // preValidation: authentication comes before the body is validated, so a caller without a
+    // valid token learns 401 and nothing about the route's rules (and rate limits, in onRequest,
+    // still count it).
+    const hooks = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
+    route.preValidation = [
       async (request: FastifyRequest) => {
         const caller = await resolve(request);
         if (caller === 'invalid' || caller === null) {
