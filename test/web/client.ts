@@ -111,6 +111,12 @@ export function fieldValue(html: string, field: string): string | null {
   return match?.[1] === undefined ? null : decodeEntities(match[1]);
 }
 
+/** The text of a page's alert box (errors that belong to no visible field), or null. */
+export function alertText(html: string): string | null {
+  const match = /<div class="alert" role="alert">([^<]*)<\/div>/.exec(html);
+  return match?.[1] === undefined ? null : decodeEntities(match[1]);
+}
+
 /** The flash status message of a page, or null. */
 export function statusMessage(html: string): string | null {
   const match = /<div class="flash" role="status">([^<]*)<\/div>/.exec(html);

@@ -66,6 +66,8 @@ describe('login page and action', () => {
     { name: 'a malformed email', form: { email: 'grace', password: 'secret-123' }, field: 'email', message: 'The email field must be a valid email address.' },
     { name: 'a missing password', form: { email: 'grace@example.com' }, field: 'password', message: 'The password field is required.' },
     { name: 'a password under 6 characters', form: { email: 'grace@example.com', password: 'abcde' }, field: 'password', message: 'The password field must be at least 6 characters.' },
+    { name: 'a malformed email and a short password (email)', form: { email: 'grace@', password: 'abc' }, field: 'email', message: 'The email field must be a valid email address.' },
+    { name: 'a malformed email and a short password (password)', form: { email: 'grace@', password: 'abc' }, field: 'password', message: 'The password field must be at least 6 characters.' },
   ];
   for (const c of invalid) {
     it(`refuses ${c.name} with 422 and the message on ${c.field}`, async () => {

@@ -2,6 +2,7 @@
 // throttle, registration, profile and password changes, verification mails. Each returns the
 // user or throws a ValidationError / AppError whose messages are already in the visitor's
 // locale, so that any front end (a page, a JSON answer) only has to show them.
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { Config } from '../../config.js';
 import type { User } from '../../db/types.js';
 import { attributeName, t } from '../i18n/translator.js';
@@ -13,6 +14,9 @@ import { throttleEmail, type Throttle } from '../throttle/throttle.js';
 import type { TokenService } from '../tokens/tokens.service.js';
 import { EMAIL_TAKEN, PASSWORD_INCORRECT, type UserService } from '../users/users.service.js';
 import type { EmailVerificationService } from '../verification/verification.service.js';
+
+// The format check the route schemas use (ajv-formats' "email").
+const EMAIL_FORMAT = fullFormats.email as RegExp;
 
 export const LOGIN_MAX_ATTEMPTS = 5;
 export const LOGIN_DECAY_SECONDS = 60;
@@ -68,8 +72,16 @@ export class AuthService {
    * failures in a window the answer is 429 and the password is not even checked, so guessing
    * costs the attacker the window, not an argon2 verification each.
    */
-  async login(email: string, password: string, ip: string, locale: string): Promise<User> {
-    const key = `login|${throttleEmail(email)}|${ip}`;
+  async login(email: string, password: string, ip: string, locale: string, earlier: FieldErrors = {}): Promise<User> {
+    const normalized = throttleEmail(email);
+    // Laravel's email rule takes Unicode addresses; here `ⓐdmin@…` or `ａdmin@…` are judged by
+    // their normalized spelling, so they count against admin@…'s bucket instead of being
+    // turned away as malformed before the throttle sees them.
+    const format: FieldErrors =
+      earlier.email === undefined && !EMAIL_FORMAT.test(normalized) ? { email: [t(locale, 'validation.email', { attribute: attributeName('email', locale) })] } : {};
+    const errors = ordered(['email', 'password'], earlier, format);
+    if (hasErrors(errors)) throw new ValidationError(errors);
+    const key = `login|${normalized}|${ip}`;
     const state = await this.deps.throttle.attempt(key, LOGIN_MAX_ATTEMPTS, LOGIN_DECAY_SECONDS);
     if (state.limited) {
       const message = t(locale, 'auth.throttle', { seconds: state.retryAfterSeconds, minutes: Math.ceil(state.retryAfterSeconds / 60) });
