@@ -3,7 +3,6 @@
 // the cookie authentication of /api without depending on the login form.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { assertCsrf } from '../../src/plugins/web-guard.js';
 import { createTestDatabase, testConfig, type TestApp } from '../helpers.js';
 
 export const TEST_LOGIN_PATH = '/__test__/login';
@@ -15,29 +14,6 @@ export function addTestLogin(app: FastifyInstance): void {
     request.session.userId = Number(request.params.id);
     return reply.code(204).send();
   });
-}
-
-/**
- * Stand-ins for the JSON login and logout of an SPA, used only while the browser-accounts routes
- * are not registered: CSRF-checked like every form action, 204 on success, 422 on bad credentials.
- */
-export function addSessionStandIns(app: FastifyInstance): boolean {
-  if (app.hasRoute({ method: 'POST', url: '/login' })) return false;
-  app.post('/login', { config: { auth: 'public' } }, async (request, reply) => {
-    assertCsrf(request);
-    const body = (request.body ?? {}) as { email?: string; password?: string };
-    const user = await app.services.users.attempt(String(body.email ?? ''), String(body.password ?? ''));
-    if (user === null) return reply.code(422).send({ message: 'These credentials do not match our records.', errors: { email: ['These credentials do not match our records.'] } });
-    await request.session.regenerate();
-    request.session.userId = user.id;
-    return reply.code(204).send();
-  });
-  app.post('/logout', { config: { auth: 'public' } }, async (request, reply) => {
-    assertCsrf(request);
-    await request.session.destroy();
-    return reply.code(204).send();
-  });
-  return true;
 }
 
 /** An app on a fresh database with the given environment and the test-only login route. */

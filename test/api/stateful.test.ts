@@ -232,6 +232,75 @@ describe('stateful SPA authentication', () => {
     });
   });
 
+  describe('the JSON session actions, called by the SPA', () => {
+    const spaHeaders = (spa: CookieJar) => ({ origin: SPA, accept: 'application/json', cookie: spa.header(), 'x-xsrf-token': xsrf(spa) });
+    const start = async () => new CookieJar().take(await t.app.inject({ url: '/sanctum/csrf-cookie', headers: { origin: SPA } }));
+
+    it('logs in (204), reads and writes /api by cookie, logs out (204), and is 401 after', async () => {
+      const spa = await start();
+      const login = await t.app.inject({ method: 'POST', url: '/login', headers: spaHeaders(spa), payload: { email: user.email, password: user.plainPassword } });
+      assert.equal(login.statusCode, 204, login.body);
+      assert.equal(login.headers['access-control-allow-origin'], SPA);
+      assert.equal(login.headers['access-control-allow-credentials'], 'true');
+      spa.take(login);
+      const me = await t.app.inject({ url: '/api/user', headers: { origin: SPA, cookie: spa.header() } });
+      assert.equal(me.statusCode, 200);
+      assert.equal((me.json() as { id: number }).id, user.id);
+      // The XSRF-TOKEN renewed by the login answer is the one that passes now.
+      const write = await t.app.inject({ method: 'PUT', url: '/api/user', headers: spaHeaders(spa), payload: { name: 'Grace Hopper' } });
+      assert.equal(write.statusCode, 200, write.body);
+      const logout = await t.app.inject({ method: 'POST', url: '/logout', headers: spaHeaders(spa) });
+      assert.equal(logout.statusCode, 204, logout.body);
+      spa.take(logout);
+      const after = await t.app.inject({ url: '/api/user', headers: { origin: SPA, cookie: spa.header() } });
+      assert.equal(after.statusCode, 401);
+    });
+
+    it('answers a failed login with the 422 envelope, CORS-readable by the SPA', async () => {
+      const spa = await start();
+      const response = await t.app.inject({ method: 'POST', url: '/login', headers: spaHeaders(spa), payload: { email: user.email, password: 'not the password' } });
+      assert.equal(response.statusCode, 422);
+      assert.deepEqual(Object.keys(response.json() as object).sort(), ['errors', 'message']);
+      assert.ok((response.json() as { errors: Record<string, string[]> }).errors.email);
+      assert.equal(response.headers['access-control-allow-origin'], SPA);
+    });
+
+    it('refuses the JSON login with 419 without X-XSRF-TOKEN', async () => {
+      const spa = await start();
+      const response = await t.app.inject({ method: 'POST', url: '/login', headers: { origin: SPA, accept: 'application/json', cookie: spa.header() }, payload: { email: user.email, password: user.plainPassword } });
+      assert.equal(response.statusCode, 419);
+      assert.deepEqual(response.json(), CSRF_MISMATCH);
+    });
+
+    it('registers (204) and the new account is then the cookie caller of /api', async () => {
+      const spa = await start();
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/register',
+        headers: spaHeaders(spa),
+        payload: { name: 'Katherine Johnson', email: 'katherine@example.com', password: 'orbital mechanics 1962', password_confirmation: 'orbital mechanics 1962' },
+      });
+      assert.equal(response.statusCode, 204, response.body);
+      spa.take(response);
+      const me = await t.app.inject({ url: '/api/user', headers: { origin: SPA, cookie: spa.header() } });
+      assert.equal((me.json() as { email: string }).email, 'katherine@example.com');
+    });
+
+    it('answers forgot-password with 204 and a bad reset token with the 422 envelope', async () => {
+      const spa = await start();
+      const forgot = await t.app.inject({ method: 'POST', url: '/forgot-password', headers: spaHeaders(spa), payload: { email: user.email } });
+      assert.equal(forgot.statusCode, 204, forgot.body);
+      const reset = await t.app.inject({
+        method: 'POST',
+        url: '/reset-password',
+        headers: spaHeaders(spa),
+        payload: { token: 'not-a-token', email: user.email, password: 'a brand new password 7', password_confirmation: 'a brand new password 7' },
+      });
+      assert.equal(reset.statusCode, 422);
+      assert.deepEqual(Object.keys(reset.json() as object).sort(), ['errors', 'message']);
+    });
+  });
+
   describe('CORS per class of origin', () => {
     type Expect = { allowOrigin: string | undefined; credentials: boolean };
     const withCredentials = (origin: string): Expect => ({ allowOrigin: origin, credentials: true });
