@@ -13,7 +13,9 @@ import { validatorCompiler } from './http/validation.js';
 import { webRoutes } from './http/web/index.js';
 import { apiGuardPlugin } from './plugins/api-guard.js';
 import { errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
+import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { requestLogPlugin } from './plugins/request-log.js';
+import { serverLimitOptions } from './plugins/server-limits.js';
 import { sessionPlugin } from './plugins/session.js';
 import { corsPlugin } from './plugins/cors.js';
 import { csrfCookieRoutes, statefulPlugin } from './plugins/stateful.js';
@@ -39,9 +41,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Fastify's own two lines per request are replaced by one of ours (plugins/request-log.ts).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
-    // Slow clients are cut off: Fastify sets no request timeout by default.
-    requestTimeout: config.requestTimeoutMs,
-    connectionTimeout: config.requestTimeoutMs,
+    // Slow clients and oversized headers are cut off (Fastify sets no request timeout by default).
+    ...serverLimitOptions(config),
     trustProxy: false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
@@ -77,6 +78,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(errorsPlugin);
   await app.register(requestLogPlugin);
   await app.register(apiGuardPlugin);
+  // After the API guard, before the routes: its onRoute hook adds the limits to each /api route.
+  await app.register(rateLimitPlugin);
 
   // First-party SPAs and CORS. Before the session plugin: the SPA hook that renews the XSRF
   // cookie must run before the session is saved.

@@ -38,7 +38,10 @@ export type Config = {
   requestTimeoutMs: number;
   /** Requests per minute per token (or per IP when anonymous); 0 turns the API limit off. */
   apiRateLimit: number;
-  rateLimitStore: 'memory' | 'redis';
+  /** Credential checks per minute per email + IP (POST /api/tokens); 0 turns it off. */
+  loginRateLimit: number;
+  /** Where rate-limit counters live: per process, or shared by every instance (Redis, the database). */
+  rateLimitStore: 'memory' | 'redis' | 'database';
   redisUrl: string;
   mail: MailConfig;
 };
@@ -169,7 +172,8 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024, 1024),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT', 30_000, 0),
     apiRateLimit: int(env, 'API_RATE_LIMIT', 60, 0),
-    rateLimitStore: oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'redis'] as const, 'memory'),
+    loginRateLimit: int(env, 'LOGIN_RATE_LIMIT', 5, 0),
+    rateLimitStore: oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'redis', 'database'] as const, 'memory'),
     redisUrl: str(env, 'REDIS_URL', 'redis://127.0.0.1:6379'),
     mail: {
       mailer: oneOf(env, 'MAIL_MAILER', ['smtp', 'log'] as const, 'log'),

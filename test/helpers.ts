@@ -51,6 +51,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
     DATABASE_URL: TEST_DATABASE_URL,
     LOG_LEVEL: 'silent',
     API_RATE_LIMIT: '0',
+    LOGIN_RATE_LIMIT: '0',
     ...env,
   });
 }

@@ -97,6 +97,13 @@ export interface RememberTokensTable {
   created_at: Timestamp;
 }
 
+export interface RateLimitsTable {
+  bucket: string;
+  hits: number;
+  /** Milliseconds since the epoch when the bucket's window ends. */
+  reset_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   personal_access_tokens: PersonalAccessTokensTable;
@@ -106,6 +113,7 @@ export interface Database {
   password_reset_tokens: PasswordResetTokensTable;
   remember_tokens: RememberTokensTable;
   audit_logs: AuditLogsTable;
+  rate_limits: RateLimitsTable;
 }
 
 export type User = Selectable<UsersTable>;

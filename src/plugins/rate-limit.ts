@@ -1,0 +1,159 @@
+// Rate limits under /api, on @fastify/rate-limit:
+// - every /api route: API_RATE_LIMIT requests a minute per token (the id part of a well-formed
+//   `Bearer <id>|…`, never the secret) or, without one, per client IP;
+// - POST /api/tokens also: LOGIN_RATE_LIMIT attempts a minute per email + IP, checked before the
+//   password is, so a 429 costs no argon2 work and tells nothing about the password.
+// Answers are Laravel's: X-RateLimit-Limit/Remaining on every limited response; a 429 adds
+// Retry-After (seconds) and X-RateLimit-Reset (Unix time), with the envelope "Too Many Attempts.".
+// Counters live in memory (one process), Redis or the database (shared by every instance).
+import { createHash, createHmac } from 'node:crypto';
+import rateLimit, { normalizeIP } from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
+import { Redis } from 'ioredis';
+import { DatabaseRateLimitStore } from '../modules/rate-limit/database-store.js';
+import { AppError } from '../modules/shared/errors.js';
+
+const WINDOW_MS = 60_000;
+export const TOO_MANY_ATTEMPTS = 'Too Many Attempts.';
+
+// `Bearer <id>|<secret>`: only the id is read. The scheme is matched as the API guard does.
+const BEARER_ID = /^Bearer ([1-9][0-9]{0,9})\|\S+$/;
+
+type Check = Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimit']>>>;
+type Limiter = (request: FastifyRequest) => Promise<Check>;
+
+function clientIp(request: FastifyRequest): string {
+  return normalizeIP(request.ip);
+}
+
+/** The bucket of an API request: its token id when it carries one, else its IP. */
+export function apiBucket(request: FastifyRequest): string {
+  const header = request.headers.authorization;
+  const match = header === undefined ? null : BEARER_ID.exec(header);
+  return match === null ? `ip:${clientIp(request)}` : `token:${match[1]}`;
+}
+
+function tooManyAttempts(limit: number, retryAfterSeconds: number): AppError {
+  const seconds = Math.max(1, retryAfterSeconds);
+  return new AppError(429, TOO_MANY_ATTEMPTS, {}, {
+    'x-ratelimit-limit': String(limit),
+    'x-ratelimit-remaining': '0',
+    'retry-after': String(seconds),
+    'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + seconds),
+  });
+}
+
+function addRouteHook<T>(route: { [key: string]: unknown }, hook: 'onRequest' | 'preHandler' | 'onSend', handler: T): void {
+  const current = route[hook];
+  route[hook] = current === undefined ? [handler] : Array.isArray(current) ? [...current, handler] : [current, handler];
+}
+
+export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
+  const { config } = app;
+  if (config.apiRateLimit === 0 && config.loginRateLimit === 0) return;
+
+  // Deployments sharing a Redis keep apart by their APP_KEY; instances of one deployment share it.
+  const nameSpace = `tessera:rl:${createHash('sha256').update(config.appKey).digest('hex').slice(0, 12)}:`;
+  let redis: Redis | null = null;
+  if (config.rateLimitStore === 'redis') {
+    // No offline queue and one retry: with Redis away a request must not wait for it.
+    redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true });
+    redis.on('error', () => undefined);
+    await redis.connect().catch((error: unknown) => app.log.warn({ err: error }, 'rate limit store: Redis unreachable'));
+    app.addHook('onClose', async () => {
+      redis?.disconnect();
+    });
+  }
+  const db = app.db;
+  const store = config.rateLimitStore === 'database' ? class extends DatabaseRateLimitStore {
+    constructor() {
+      super(db);
+    }
+  } : undefined;
+
+  await app.register(rateLimit, {
+    global: false,
+    max: config.apiRateLimit,
+    timeWindow: WINDOW_MS,
+    keyGenerator: apiBucket,
+    cache: 10_000,
+    nameSpace,
+    ...(redis === null ? {} : { redis }),
+    ...(store === undefined ? {} : { store }),
+  });
+
+  // A store that fails (Redis or the database away) lets the request through: the limits protect
+  // the service, they must not take it down. One warning a minute says so.
+  let lastWarning = 0;
+  const guarded = (limiter: Limiter): Limiter => async (request) => {
+    try {
+      return await limiter(request);
+    } catch (error) {
+      if (Date.now() - lastWarning > WINDOW_MS) {
+        lastWarning = Date.now();
+        request.log.warn({ err: error }, 'rate limit store failed; request not limited');
+      }
+      return { isAllowed: true, key: '' };
+    }
+  };
+
+  const api = guarded(app.createRateLimit());
+  // Failed token authentications, per IP. Without it a client could send made-up token ids,
+  // each with a fresh bucket, and never meet the per-IP limit.
+  const badTokens = guarded(app.createRateLimit({ max: config.apiRateLimit, timeWindow: WINDOW_MS, keyGenerator: (request) => `bad-token:${clientIp(request)}` }));
+  const blockedUntil = new Map<string, number>();
+  const login = guarded(
+    app.createRateLimit({
+      max: config.loginRateLimit,
+      timeWindow: WINDOW_MS,
+      keyGenerator: (request) => {
+        const email = (request.body as { email?: unknown } | undefined)?.email;
+        // The address is keyed through an HMAC: the store never holds who tried to log in.
+        const who = createHmac('sha256', config.appKey).update(`${typeof email === 'string' ? email.toLowerCase() : ''}|${clientIp(request)}`).digest('hex');
+        return `login:${who}`;
+      },
+    }),
+  );
+
+  const apiLimit: onRequestAsyncHookHandler = async (request, reply) => {
+    const check = await api(request);
+    if (check.isAllowed) return;
+    if (check.isExceeded) throw tooManyAttempts(check.max, check.ttlInSeconds);
+    if (blockedUntil.size > 0 && check.key.startsWith('token:')) {
+      const until = blockedUntil.get(clientIp(request));
+      if (until !== undefined && until > Date.now()) throw tooManyAttempts(check.max, Math.ceil((until - Date.now()) / 1000));
+    }
+    void reply.header('x-ratelimit-limit', check.max).header('x-ratelimit-remaining', check.remaining);
+  };
+
+  // Counted before the 401 is sent, so the next request already sees it (only refused tokens pay).
+  const chargeBadToken = async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
+    if (reply.statusCode !== 401 || !apiBucket(request).startsWith('token:')) return payload;
+    const check = await badTokens(request);
+    // The IP is refused from the next request once it has used up its budget of failures.
+    if (check.isAllowed || check.remaining > 0) return payload;
+    if (blockedUntil.size > 10_000) {
+      for (const [ip, until] of blockedUntil) if (until <= Date.now()) blockedUntil.delete(ip);
+    }
+    blockedUntil.set(clientIp(request), Date.now() + check.ttl);
+    return payload;
+  };
+
+  const loginLimit: preHandlerAsyncHookHandler = async (request) => {
+    const check = await login(request);
+    if (!check.isAllowed && check.isExceeded) throw tooManyAttempts(check.max, check.ttlInSeconds);
+  };
+
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/api/') && route.url !== '/api') return;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (config.apiRateLimit > 0) {
+      addRouteHook(route as unknown as Record<string, unknown>, 'onRequest', apiLimit);
+      addRouteHook(route as unknown as Record<string, unknown>, 'onSend', chargeBadToken);
+    }
+    if (config.loginRateLimit > 0 && route.url === '/api/tokens' && methods.includes('POST')) {
+      addRouteHook(route as unknown as Record<string, unknown>, 'preHandler', loginLimit);
+    }
+  });
+});
