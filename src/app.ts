@@ -49,8 +49,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ajv: { customOptions: { allErrors: true } },
     frameworkErrors: frameworkErrorHandler,
     // Every context compiles with ours: setValidatorCompiler alone is lost in a plugin that adds
-    // shared schemas (Fastify rebuilds its validator from the default Ajv builder there).
-    schemaController: { compilersFactory: { buildValidator: () => validatorCompiler } },
+    // shared schemas (Fastify rebuilds its validator from the default Ajv builder there). Fastify
+    // types this factory with Ajv's own compile signature, hence the cast.
+    schemaController: { compilersFactory: { buildValidator: (() => validatorCompiler) as never } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const db = options.db ?? connect(config.databaseUrl);

@@ -32,12 +32,32 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   };
   const sorted = (data: unknown): boolean => {
     const valid = validate(data);
-    sorted.errors = valid ? null : [...(validate.errors ?? [])].sort((a, b) => rank(a) - rank(b));
-    return valid;
+    const errors = [...(valid ? [] : (validate.errors ?? [])), ...nulErrors(data)];
+    sorted.errors = errors.length === 0 ? null : errors.sort((a, b) => rank(a) - rank(b));
+    return errors.length === 0;
   };
   sorted.errors = null as ErrorObject[] | null;
   return sorted;
 };
+
+/**
+ * A NUL character has no place in text, and PostgreSQL refuses it in every text column (the
+ * query would fail with a 500): such a string is a format error of its field. Walks the value
+ * without recursion, since bodies may nest thousands of levels deep.
+ */
+function nulErrors(data: unknown): ErrorObject[] {
+  const errors: ErrorObject[] = [];
+  const stack: Array<[unknown, string]> = [[data, '']];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) errors.push({ keyword: 'pattern', instancePath: path, schemaPath: '#', params: { pattern: 'no NUL' }, message: 'must not contain NUL' });
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) stack.push([item, `${path}/${key}`]);
+    }
+  }
+  return errors;
+}
 
 function fieldOf(error: ErrorObject): string {
   if (error.keyword === 'required') return String((error.params as { missingProperty: string }).missingProperty);

@@ -48,6 +48,16 @@ export function describeError(error: unknown): { status: number; body: ErrorBody
   return { status, body: { message, errors: {} }, headers: {} };
 }
 
+/**
+ * Fastify's own early failures (a URL whose percent-encoding does not decode), which skip the
+ * error handler: answered with the envelope under /api and a plain page elsewhere.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const { status, body } = describeError(error);
+  if (isApiRequest(request)) void reply.code(status).send(body);
+  else void reply.code(status).type('text/plain; charset=utf-8').send(body.message);
+}
+
 export type ErrorPageRenderer = (request: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody) => unknown;
 
 declare module 'fastify' {

@@ -1,0 +1,159 @@
+// Generators of hostile input shared by the API and form fuzz suites: values of every wrong
+// type, huge and deep ones, unicode and invalid UTF-8, injection and path-traversal strings.
+import fc from 'fast-check';
+
+/** Percent-encodes any string, lone surrogates included (encodeURIComponent throws on those). */
+export function encode(value: string): string {
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    return [...Buffer.from(value, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+  }
+}
+
+/** Strings attackers try in slugs, ids and query parameters. */
+export const NASTY_STRINGS = [
+  '../../../../etc/passwd',
+  '..%2f..%2f..%2fetc%2fpasswd',
+  '%2e%2e%2f%2e%2e%2f',
+  '....//....//',
+  '..\\..\\windows\\win.ini',
+  '/etc/passwd%00.md',
+  "' OR '1'='1",
+  "1' OR 1=1 --",
+  "'; DROP TABLE users; --",
+  '" OR ""="',
+  '1; SELECT pg_sleep(5)',
+  "' UNION SELECT password FROM users --",
+  '<script>alert(1)</script>',
+  '"><img src=x onerror=alert(1)>',
+  '{{7*7}}',
+  '<%= 7*7 %>',
+  '${7*7}',
+  'javascript:alert(1)',
+  '\u0000',
+  'a\u0000b',
+  '\uD800',
+  '\uDFFF\uD800',
+  '\u202Etxt.exe',
+  'Ⓐdmin@example.com',
+  '\r\nSet-Cookie: x=1',
+  '%00',
+  '%FF%FE',
+  '%',
+  '%%32%65',
+  'NaN',
+  'Infinity',
+  '-1',
+  '0',
+  '1e309',
+  '9007199254740993',
+  '99999999999999999999999999',
+  'null',
+  'undefined',
+  'true',
+  '[]',
+  '{}',
+  '__proto__',
+  'constructor',
+  'prototype',
+  '',
+  ' ',
+  '\t',
+  '💩'.repeat(300),
+  'ǅ̸̢̡̛̛̛̗̘̙̜̝̞̟̠̣̤̥̦̩̪̫̬̭̮̯̰̱̲̳̹̺̻̼͇͈͉͍͎̀́̂̃̄̅̆̇̈̉̊̋̌̍̎̏̐̑̒̓̔̽̾̿̀́͂̓̈́͆͊͋͌̕̚ͅ͏͓͔͕͖͙͚͐͑͒͗͛ͣͤͥͦͧͨͩͪͫͬͭͮͯ͘͜͟͢͝͞͠͡',
+];
+
+const hugeString = fc.constantFrom('x'.repeat(256), 'y'.repeat(4097), 'é'.repeat(70_000), 'z'.repeat(300_000));
+
+/** A string of any flavour: printable, full unicode (lone surrogates included), huge, nasty. */
+export const anyString = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...NASTY_STRINGS) },
+  { weight: 2, arbitrary: fc.string({ maxLength: 40 }) },
+  { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 40 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+  { weight: 1, arbitrary: hugeString },
+);
+
+/** A JSON value of any type, wrong ones mostly. */
+export const anyValue: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 4, arbitrary: anyString },
+  { weight: 1, arbitrary: fc.integer() },
+  { weight: 1, arbitrary: fc.constantFrom(0, -1, 1.5, 2 ** 53, -(2 ** 63), 1e308) },
+  { weight: 1, arbitrary: fc.boolean() },
+  { weight: 1, arbitrary: fc.constant(null) },
+  { weight: 1, arbitrary: fc.array(anyString, { maxLength: 3 }) },
+  { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+);
+
+/** Raw request bodies that are not a JSON object: deep nesting, invalid UTF-8, bad JSON. */
+export const rawBodies = fc.constantFrom<Array<[string, string | Buffer]>>(
+  ['deep array (10,000 levels)', `${'['.repeat(10_000)}${']'.repeat(10_000)}`],
+  ['deep object (10,000 levels)', `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`],
+  ['deep object with a constructor key', `${'{"a":'.repeat(5_000)}{"constructor":{"prototype":{"x":1}}}${'}'.repeat(5_000)}`],
+  ['deep array in a field', `{"email":${'['.repeat(10_000)}${']'.repeat(10_000)},"name":1}`],
+  ['__proto__ key', '{"__proto__":{"is_admin":1},"name":"x"}'],
+  ['invalid UTF-8 bytes', Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0x22, 0x7d])],
+  ['overlong UTF-8 encoding of /', Buffer.from([0x7b, 0x22, 0x73, 0x6c, 0x75, 0x67, 0x22, 0x3a, 0x22, 0xc0, 0xaf, 0x22, 0x7d])],
+  ['UTF-16 with a BOM', Buffer.from('\ufeff{"name":"x"}', 'utf16le')],
+  ['truncated JSON', '{"email": "a@b.c", "password": '],
+  ['JSON with comments', '{/* c */ "name": "x"}'],
+  ['a bare string', '"just a string"'],
+  ['a number', '42'],
+  ['null', 'null'],
+  ['an empty body', ''],
+  ['whitespace', ' \n\t '],
+  ['duplicate keys', '{"name":"a","name":{"$ne":null}}'],
+  ['NUL bytes', '{"name":"a\\u0000b","email":"a\\u0000@b.c","title":"\\u0000"}'],
+  ['2 MiB of JSON (over the body limit)', `{"name":"${'n'.repeat(2 * 1024 * 1024)}"}`],
+);
+
+export const contentTypes = fc.constantFrom(
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/json; charset=utf-16',
+  'application/vnd.api+json',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=----x',
+  'text/plain',
+  'text/html',
+  'application/xml',
+  'application/octet-stream',
+  'application/json, text/html',
+  '*/*',
+  'garbage',
+);
+
+/** Odd headers: none must change the outcome into a 5xx or leak anything. */
+export const oddHeaders: fc.Arbitrary<Record<string, string>> = fc.record(
+  {
+    accept: fc.constantFrom('application/json', 'text/html', '*/*', 'application/xml', '', 'garbage/;;;', 'application/json;q=0'),
+    'accept-language': fc.constantFrom('fr', 'en', 'xx-YY', '*', ';q=x', 'a'.repeat(2000)),
+    'x-forwarded-for': fc.constantFrom('1.2.3.4', 'not-an-ip', '::1, 10.0.0.1', ''),
+    'x-forwarded-host': fc.constantFrom('evil.example', '"><script>'),
+    'x-http-method-override': fc.constantFrom('DELETE', 'PUT', 'GET'),
+    'if-none-match': fc.constantFrom('*', 'W/"x"', '"'),
+    'x-requested-with': fc.constantFrom('XMLHttpRequest', 'x'),
+    'x-xsrf-token': fc.constantFrom('x', ''),
+    cookie: fc.constantFrom('tessera_session=garbage', 'tessera_session=s%3Ax.y', 'a=b; a=c', '=;;=', 'token=1%7Cabc'),
+    origin: fc.constantFrom('http://evil.example', 'null'),
+    referer: fc.constantFrom('http://evil.example/x', 'javascript:alert(1)'),
+    'x-large': fc.constantFrom('h'.repeat(8_000)),
+  },
+  { requiredKeys: [] },
+);
+
+/** Query strings: known parameters with wrong values, unknown ones, repeats, raw bytes. */
+export const queryStrings = fc.oneof(
+  fc.constant(''),
+  fc
+    .array(
+      fc.tuple(
+        fc.constantFrom('page', 'per_page', 'locale', 'status', 'token', 'api_token', 'access_token', 'q', 'sort', 'page[]', 'include'),
+        fc.oneof(anyString, fc.constantFrom('1', '2', '100', '101', '0', '-5', 'draft', 'archived', 'published', 'en', 'fr', 'pt-BR')),
+      ),
+      { maxLength: 4 },
+    )
+    .map((pairs) => pairs.map(([key, value]) => `${encode(key)}=${encode(value)}`).join('&')),
+  fc.constantFrom('page=%FF%FE', 'locale=%C0%AF', 'a=%', '%=%', 'page=1&page=2', 'per_page[]=1', '&&&===', 'locale[$ne]=x'),
+);
