@@ -135,7 +135,10 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
     const locale = localeOf(request, app.config.locale);
     const key = `errors.${status}`;
     const title = t(locale, key) === key ? body.message : t(locale, key);
-    return reply.page('errors/error', { statusCode: status, title, message: body.message }, status);
+    // Some statuses have a plain-language explanation (a 419 says what to do, not "CSRF token mismatch").
+    const helpKey = `errors.help.${status}`;
+    const message = t(locale, helpKey) === helpKey ? body.message : t(locale, helpKey);
+    return reply.page('errors/error', { statusCode: status, title, message }, status);
   };
 });
 

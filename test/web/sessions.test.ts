@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/app.js';
 import { SESSION_COOKIE } from '../../src/plugins/session.js';
-import { bearer, buildTestApp, createTestDatabase, createUser, issueToken, testConfig, type TestApp } from '../helpers.js';
+import { buildTestApp, createTestDatabase, createUser, testConfig, type TestApp } from '../helpers.js';
 import { WebClient, setCookie } from './client.js';
 import { isLoggedIn, login, mainOf, sessionIdOf, sessionRow } from './support.js';
 
@@ -216,7 +216,7 @@ describe('CSRF protection', () => {
         else await client.get('/login');
         const response = await client.post(c.path, c.form, { token });
         assert.equal(response.statusCode, 419);
-        assert.match(response.headers['content-type'] ?? '', /text\/html/);
+        assert.match(String(response.headers['content-type']), /text\/html/);
         assert.match(mainOf(response.body), /Page Expired/);
         await c.unchanged();
         assert.equal(await isLoggedIn(client), c.loggedIn, 'the login state is unchanged');

@@ -32,7 +32,7 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
     return reply.redirect(safeBackPath(request.headers.referer, app.config.appUrl), 303);
   });
 
-  app.get('/dashboard', { config: { auth: 'user' } }, async (_request, reply) => reply.page('dashboard'));
+  app.get('/dashboard', { config: { auth: 'user' } }, async (_request, reply) => reply.page('dashboard', { mustVerify: app.config.mustVerifyEmail }));
 
   // Accounts: one file per action, as Breeze has one controller per action.
   rememberLogin(app);
