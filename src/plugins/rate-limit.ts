@@ -13,6 +13,7 @@ import fp from 'fastify-plugin';
 import { Redis } from 'ioredis';
 import { DatabaseRateLimitStore } from '../modules/rate-limit/database-store.js';
 import { AppError } from '../modules/shared/errors.js';
+import { throttleEmail } from '../modules/throttle/throttle.js';
 
 const WINDOW_MS = 60_000;
 export const TOO_MANY_ATTEMPTS = 'Too Many Attempts.';
@@ -109,8 +110,10 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
       timeWindow: WINDOW_MS,
       keyGenerator: (request) => {
         const email = (request.body as { email?: unknown } | undefined)?.email;
-        // The address is keyed through an HMAC: the store never holds who tried to log in.
-        const who = createHmac('sha256', config.appKey).update(`${typeof email === 'string' ? email.toLowerCase() : ''}|${clientIp(request)}`).digest('hex');
+        // Normalized as /login does (case, look-alike forms), and keyed through an HMAC: the
+        // store never holds who tried to log in.
+        const address = typeof email === 'string' ? throttleEmail(email) : '';
+        const who = createHmac('sha256', config.appKey).update(`${address}|${clientIp(request)}`).digest('hex');
         return `login:${who}`;
       },
     }),

@@ -201,7 +201,7 @@ describe('POST /api/tokens credential limit (per email + IP)', () => {
     assertTooMany(await attempt(user.email, password, ip), 5);
   });
 
-  it('counts the address case-insensitively', async () => {
+  it('counts the address case-insensitively, as /login does', async () => {
     const ip = freshIp();
     const variants = ['limited.user@example.com', 'LIMITED.USER@EXAMPLE.COM', 'Limited.User@Example.com', 'limited.USER@example.com', 'LiMiTeD.user@example.com'];
     for (const email of variants) assert.equal((await attempt(email, 'wrong', ip)).statusCode, 401);

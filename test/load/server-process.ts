@@ -189,7 +189,16 @@ export async function issueTokenHttp(url: string, email: string, password: strin
   return body.token;
 }
 
-export type Figures = { requests: number; rps: number; p50: number; p99: number; errors: number; timeouts: number; non2xx: number };
+export type Figures = {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  statusCodeStats: Record<string, { count: number }>;
+};
 
 /** A plain autocannon run; resolves with its figures. */
 export async function cannon(options: autocannon.Options): Promise<Figures> {
@@ -202,5 +211,6 @@ export async function cannon(options: autocannon.Options): Promise<Figures> {
     errors: result.errors,
     timeouts: result.timeouts,
     non2xx: result.non2xx,
+    statusCodeStats: result.statusCodeStats ?? {},
   };
 }
