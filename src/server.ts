@@ -20,6 +20,9 @@ async function main(): Promise<void> {
     // A request that never ends must not keep the process alive forever.
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
+    // A kept-alive connection turns idle when its last response is sent; close() alone would
+    // wait for the client's keep-alive to expire, so idle ones are closed as they appear.
+    setInterval(() => app.server.closeIdleConnections(), 100).unref();
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {

@@ -68,7 +68,10 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     types: pgTypes,
     connectionTimeoutMillis: 3000,
     // A statement never holds a request longer than this; the API answers 503 instead of hanging.
-    statement_timeout: 5000,
+    statement_timeout: 3000,
+    // A server (or network) that stops answering cannot enforce statement_timeout: the client
+    // gives up on its own a little later, so a request still ends in 503 within 5 s.
+    query_timeout: 3500,
     ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
   });
   // An idle client that loses its server emits 'error' on the pool; without a listener that

@@ -13,5 +13,6 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | null;
   if (typeof e?.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|Connection ended unexpectedly/i.test(message);
+  // pg's own errors carry no code: a cut or refused connection, a full pool, an answer that never came.
+  return /Connection terminated|timeout exceeded when trying to connect|Connection ended unexpectedly|Query read timeout|is not queryable/i.test(message);
 }
