@@ -165,3 +165,26 @@ describe('MAIL_MAILER=log in the app', () => {
     }
   });
 });
+
+describe('an injected mailer', () => {
+  it('replaces the configured transport (buildApp({ mailer }))', async () => {
+    const sent: { to: string; subject: string }[] = [];
+    const database = await createTestDatabase();
+    const app = await buildApp(testConfig({ MAIL_MAILER: 'smtp', MAIL_PORT: '1' }), {
+      db: database.db,
+      mailer: { send: async (message) => void sent.push({ to: message.to, subject: message.subject }), close: () => undefined },
+    });
+    await app.ready();
+    try {
+      const user = await createUser(app, { email: 'injected@example.com' });
+      const client = new WebClient(app);
+      await client.get('/forgot-password');
+      await client.post('/forgot-password', { email: user.email });
+      await app.services.mail.settled();
+      assert.deepEqual(sent, [{ to: 'injected@example.com', subject: 'Reset Password Notification' }]);
+    } finally {
+      await app.close();
+      await database.drop();
+    }
+  });
+});
