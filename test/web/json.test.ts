@@ -93,6 +93,22 @@ describe('JSON answers of the session actions', () => {
     assert.ok(await t.app.services.users.attempt(user.email, 'reset-password-1'));
   });
 
+  it('accepts the X-XSRF-TOKEN an SPA echoes from GET /sanctum/csrf-cookie', async () => {
+    const spa = await createUser(t.app, { email: 'spa-xsrf@example.com', password: 'spa-password-3' });
+    const c = new WebClient(t.app);
+    await c.get('/sanctum/csrf-cookie');
+    const xsrf = c.cookies.get('XSRF-TOKEN');
+    assert.ok(xsrf, 'the XSRF-TOKEN cookie is set');
+    c.csrf = null;
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/login',
+      headers: { cookie: c.cookieHeader(), 'content-type': 'application/json', accept: 'application/json', 'x-xsrf-token': decodeURIComponent(xsrf) },
+      payload: JSON.stringify({ email: spa.email, password: 'spa-password-3' }),
+    });
+    assert.equal(response.statusCode, 204);
+  });
+
   it('logs out with 204', async () => {
     const other = await createUser(t.app, { email: 'spa-logout@example.com', password: 'spa-password-2' });
     const c = await client();
