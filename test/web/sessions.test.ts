@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/app.js';
+import { REMEMBER_COOKIE } from '../../src/http/web/remember.js';
 import { SESSION_COOKIE } from '../../src/plugins/session.js';
 import { buildTestApp, createTestDatabase, createUser, testConfig, type TestApp } from '../helpers.js';
 import { WebClient, setCookie } from './client.js';
@@ -125,8 +126,8 @@ describe('session cookie and lifetime', () => {
   });
 });
 
-describe('session cookie on an https APP_URL', () => {
-  it('is Secure', async () => {
+describe('cookies on an https APP_URL', () => {
+  it('are Secure', async () => {
     const database = await createTestDatabase();
     const app = await buildApp(testConfig({ APP_URL: 'https://tessera.example' }), { db: database.db });
     // The app sits behind TLS: the request arrives encrypted (light-my-request has no https).
@@ -138,11 +139,12 @@ describe('session cookie on an https APP_URL', () => {
       const user = await createUser(app, { email: 'secure@example.com' });
       const client = new WebClient(app);
       await client.get('/login');
-      const response = await client.post('/login', { email: user.email, password: user.plainPassword });
+      const response = await client.post('/login', { email: user.email, password: user.plainPassword, remember: '1' });
       assert.equal(response.statusCode, 303);
       const cookie = setCookie(response, SESSION_COOKIE);
       assert.equal(cookie?.secure, true);
       assert.equal(cookie?.httpOnly, true);
+      assert.equal(setCookie(response, REMEMBER_COOKIE)?.secure, true, 'the remember cookie too');
     } finally {
       await app.close();
       await database.drop();
