@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { REMEMBER_COOKIE } from '../../src/http/web/remember.js';
-import { buildTestApp, createUser, type TestApp } from '../helpers.js';
+import { createUser, type TestApp } from '../helpers.js';
 import { WebClient } from './client.js';
-import { linkIn, startMailServer, type MailServer } from './mail-server.js';
-import { isLoggedIn } from './support.js';
+import { linkIn, type MailServer } from './mail-server.js';
+import { appWithMail, closeAppWithMail, isLoggedIn } from './support.js';
 
 describe('JSON answers of the session actions', () => {
   let mail: MailServer;
@@ -14,14 +14,10 @@ describe('JSON answers of the session actions', () => {
   let user: Awaited<ReturnType<typeof createUser>>;
 
   before(async () => {
-    mail = await startMailServer();
-    t = await buildTestApp(mail.env);
+    ({ t, mail } = await appWithMail());
     user = await createUser(t.app, { email: 'spa@example.com', password: 'spa-password-1' });
   });
-  after(async () => {
-    await t.close();
-    await mail.close();
-  });
+  after(() => closeAppWithMail(t, mail));
 
   const client = async () => {
     const c = new WebClient(t.app);

@@ -5,10 +5,11 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { REMEMBER_COOKIE } from '../../src/http/web/remember.js';
-import { bearer, buildTestApp, createUser, issueToken, type TestApp } from '../helpers.js';
+import { buildApp } from '../../src/app.js';
+import { bearer, createTestDatabase, createUser, issueToken, testConfig, type TestApp } from '../helpers.js';
 import { WebClient, alertText, fieldError, fieldValue, statusMessage } from './client.js';
-import { linkIn, startMailServer, type MailServer } from './mail-server.js';
-import { isLoggedIn, login, sessionIdOf, sessionRow } from './support.js';
+import { linkIn, type MailServer } from './mail-server.js';
+import { appWithMail, closeAppWithMail, isLoggedIn, login, sessionIdOf, sessionRow } from './support.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const SENT = 'If an account exists for that email address, we have emailed a password reset link to it.';
@@ -20,13 +21,9 @@ describe('password reset', () => {
   let counter = 0;
 
   before(async () => {
-    mail = await startMailServer();
-    t = await buildTestApp(mail.env);
+    ({ t, mail } = await appWithMail());
   });
-  after(async () => {
-    await t.close();
-    await mail.close();
-  });
+  after(() => closeAppWithMail(t, mail));
 
   const newUser = async () => {
     counter += 1;
@@ -204,8 +201,6 @@ describe('password reset with the mail server down', () => {
 
   before(async () => {
     // Port 1 on loopback: nothing listens, the connection is refused at once.
-    const { createTestDatabase, testConfig } = await import('../helpers.js');
-    const { buildApp } = await import('../../src/app.js');
     const database = await createTestDatabase();
     const config = testConfig({ MAIL_MAILER: 'smtp', MAIL_HOST: '127.0.0.1', MAIL_PORT: '1', LOG_LEVEL: 'info' });
     const app = await buildApp(config, { db: database.db, loggerStream: { write: (line) => void lines.push(line) } });

@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { REMEMBER_COOKIE } from '../../src/http/web/remember.js';
 import { SESSION_COOKIE } from '../../src/plugins/session.js';
-import { bearer, buildTestApp, createUser, issueToken, type TestApp } from '../helpers.js';
+import { bearer, createUser, issueToken, type TestApp } from '../helpers.js';
 import { WebClient, fieldError, fieldValue, statusMessage } from './client.js';
-import { linkIn, startMailServer, type MailServer } from './mail-server.js';
-import { isLoggedIn, login, sessionIdOf, sessionRow } from './support.js';
+import { linkIn, type MailServer } from './mail-server.js';
+import { appWithMail, closeAppWithMail, isLoggedIn, login, sessionIdOf, sessionRow } from './support.js';
 
 describe('profile', () => {
   let mail: MailServer;
@@ -16,14 +16,10 @@ describe('profile', () => {
   let counter = 0;
 
   before(async () => {
-    mail = await startMailServer();
-    t = await buildTestApp({ ...mail.env, MUST_VERIFY_EMAIL: 'true' });
+    ({ t, mail } = await appWithMail({ MUST_VERIFY_EMAIL: 'true' }));
     await createUser(t.app, { email: 'taken@example.com' });
   });
-  after(async () => {
-    await t.close();
-    await mail.close();
-  });
+  after(() => closeAppWithMail(t, mail));
 
   const loggedIn = async (extra: Record<string, string> = {}) => {
     counter += 1;

@@ -2,10 +2,10 @@
 // MUST_VERIFY_EMAIL is on (delivered to a real SMTP server on loopback).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { buildTestApp, createUser, type TestApp } from '../helpers.js';
+import { createUser, type TestApp } from '../helpers.js';
 import { WebClient, fieldError, fieldValue } from './client.js';
-import { startMailServer, type MailServer } from './mail-server.js';
-import { isLoggedIn } from './support.js';
+import type { MailServer } from './mail-server.js';
+import { appWithMail, closeAppWithMail, isLoggedIn } from './support.js';
 
 const GOOD = { name: 'Katherine Johnson', email: 'katherine@example.com', password: 'orbital-mechanics-62', password_confirmation: 'orbital-mechanics-62' };
 
@@ -14,14 +14,10 @@ describe('registration', () => {
   let t: TestApp;
 
   before(async () => {
-    mail = await startMailServer();
-    t = await buildTestApp(mail.env);
+    ({ t, mail } = await appWithMail());
     await createUser(t.app, { email: 'taken@example.com' });
   });
-  after(async () => {
-    await t.close();
-    await mail.close();
-  });
+  after(() => closeAppWithMail(t, mail));
 
   const register = async (form: Record<string, string>, client = new WebClient(t.app)) => {
     await client.get('/register');
@@ -96,13 +92,9 @@ describe('registration with MUST_VERIFY_EMAIL=true', () => {
   let t: TestApp;
 
   before(async () => {
-    mail = await startMailServer();
-    t = await buildTestApp({ ...mail.env, MUST_VERIFY_EMAIL: 'true' });
+    ({ t, mail } = await appWithMail({ MUST_VERIFY_EMAIL: 'true' }));
   });
-  after(async () => {
-    await t.close();
-    await mail.close();
-  });
+  after(() => closeAppWithMail(t, mail));
 
   it('mails a verification link to the new address', async () => {
     const client = new WebClient(t.app);

@@ -3,7 +3,20 @@
 import assert from 'node:assert/strict';
 import type { Db } from '../../src/db/connect.js';
 import { SESSION_COOKIE } from '../../src/plugins/session.js';
+import { buildTestApp, type TestApp } from '../helpers.js';
 import type { WebClient } from './client.js';
+import { startMailServer, type MailServer } from './mail-server.js';
+
+/** A test app whose smtp mailer delivers to a real SMTP server on loopback. */
+export async function appWithMail(env: Record<string, string> = {}): Promise<{ t: TestApp; mail: MailServer }> {
+  const mail = await startMailServer();
+  return { t: await buildTestApp({ ...mail.env, ...env }), mail };
+}
+
+export async function closeAppWithMail(t: TestApp | undefined, mail: MailServer | undefined): Promise<void> {
+  await t?.close();
+  await mail?.close();
+}
 
 /** The session id inside a signed session cookie value (`<id>.<signature>`). */
 export function sessionIdOf(client: WebClient): string | null {

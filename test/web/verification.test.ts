@@ -7,8 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { checkSignature, signedUrl } from '../../src/modules/verification/signed-url.js';
 import { buildTestApp, createUser, type TestApp } from '../helpers.js';
 import { WebClient, alertText, statusMessage } from './client.js';
-import { linkIn, startMailServer, type MailServer } from './mail-server.js';
-import { login, mainOf, sessionIdOf } from './support.js';
+import { linkIn, type MailServer } from './mail-server.js';
+import { appWithMail, closeAppWithMail, login, mainOf, sessionIdOf } from './support.js';
 
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 
@@ -18,13 +18,9 @@ describe('email verification (MUST_VERIFY_EMAIL=true)', () => {
   let counter = 0;
 
   before(async () => {
-    mail = await startMailServer();
-    t = await buildTestApp({ ...mail.env, MUST_VERIFY_EMAIL: 'true' });
+    ({ t, mail } = await appWithMail({ MUST_VERIFY_EMAIL: 'true' }));
   });
-  after(async () => {
-    await t.close();
-    await mail.close();
-  });
+  after(() => closeAppWithMail(t, mail));
 
   /** An unverified user, logged in on a new client. */
   const unverified = async () => {
