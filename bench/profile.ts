@@ -1,0 +1,125 @@
+// Where the time of one scenario goes: runs the service (bench/server.ts) under --cpu-prof on a
+// seeded SQLite database, loads it with one request for a few seconds, then prints the self time
+// by package and by function, and the inclusive time of the functions that matter.
+//   npx tsx bench/profile.ts user|posts|posts-large|login [seconds]
+import { fork } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateAppKey } from '../src/config.js';
+import { load, type Request } from './load.js';
+import { BENCH_EMAIL, BENCH_PASSWORD, seedBenchDatabase } from './seed.js';
+
+type Node = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number; children?: number[] };
+type Profile = { nodes: Node[]; startTime: number; endTime: number; samples: number[] };
+
+const scenario = process.argv[2] ?? 'user';
+const seconds = Number(process.argv[3] ?? 8);
+const dir = mkdtempSync(join(tmpdir(), 'tessera-profile-'));
+
+function where(url: string): string {
+  if (url === '') return '(native/V8)';
+  if (url.startsWith('node:')) return url;
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
+  if (pkg !== undefined) return pkg;
+  const own = /\/(src|bench)\/(.*)$/.exec(url);
+  return own === null ? url : `${own[1]}/${own[2]}`;
+}
+
+function report(profile: Profile): void {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const total = profile.samples.length;
+  const pct = (n: number) => `${((100 * n) / total).toFixed(1).padStart(5)} %`;
+  const self = new Map<string, number>();
+  const perPackage = new Map<string, number>();
+  for (const node of profile.nodes) {
+    const key = `${node.callFrame.functionName || '(anonymous)'} ${where(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + node.hitCount);
+    const pkg = node.callFrame.url === '' ? node.callFrame.functionName : where(node.callFrame.url);
+    perPackage.set(pkg, (perPackage.get(pkg) ?? 0) + node.hitCount);
+  }
+  // Inclusive samples per function name, counting a function once per stack.
+  const inclusive = new Map<string, number>();
+  const walk = (id: number, stack: Set<string>) => {
+    const node = byId.get(id);
+    if (node === undefined) return;
+    const name = `${node.callFrame.functionName || '(anonymous)'} ${where(node.callFrame.url)}`;
+    const added = !stack.has(name);
+    if (added) stack.add(name);
+    let subtotal = node.hitCount;
+    const visit = (childId: number): number => {
+      const child = byId.get(childId);
+      if (child === undefined) return 0;
+      let sum = child.hitCount;
+      for (const c of child.children ?? []) sum += visit(c);
+      return sum;
+    };
+    for (const c of node.children ?? []) subtotal += visit(c);
+    if (added) inclusive.set(name, (inclusive.get(name) ?? 0) + subtotal);
+    for (const c of node.children ?? []) walk(c, stack);
+    if (added) stack.delete(name);
+  };
+  walk(profile.nodes[0]!.id, new Set());
+  const top = (map: Map<string, number>, n: number) => [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, n);
+  console.log(`\n${total} samples. Self time by package / area:`);
+  for (const [name, hits] of top(perPackage, 22)) console.log(`  ${pct(hits)}  ${name}`);
+  console.log('\nSelf time by function:');
+  for (const [name, hits] of top(self, 30)) console.log(`  ${pct(hits)}  ${name}`);
+  console.log('\nInclusive time (own code and the libraries it calls):');
+  for (const [name, hits] of top(inclusive, 60)) {
+    if (/^\((root|program|idle|garbage collector)\)/.test(name)) continue;
+    console.log(`  ${pct(hits)}  ${name}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const large = scenario === 'posts-large';
+  const data = await seedBenchDatabase(join(dir, 'bench.db'), large ? { posts: 100_000, tokens: 100_000 } : { posts: 1_000, tokens: 100 });
+  const requests: Record<string, Request[]> = {
+    user: [{ path: '/api/user', headers: { authorization: `Bearer ${data.token}`, accept: 'application/json' } }],
+    posts: [{ path: '/api/posts', headers: { accept: 'application/json' } }],
+    'posts-large': [{ path: '/api/posts', headers: { accept: 'application/json' } }],
+    login: [
+      {
+        method: 'POST',
+        path: '/api/tokens',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: BENCH_EMAIL, password: BENCH_PASSWORD, device_name: 'bench' }),
+      },
+    ],
+  };
+  const chosen = requests[scenario];
+  if (chosen === undefined) throw new Error(`unknown scenario ${scenario}; one of ${Object.keys(requests).join(', ')}`);
+  const child = fork(new URL('./server.ts', import.meta.url).pathname, [], {
+    execArgv: ['--import', 'tsx', '--cpu-prof', `--cpu-prof-dir=${dir}`],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'production',
+      APP_KEY: generateAppKey(),
+      DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,
+      DATA_DIR: dir,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+      API_RATE_LIMIT: '0',
+      LOGIN_RATE_LIMIT: '0',
+    },
+  });
+  const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
+  const origin = `http://127.0.0.1:${port}`;
+  await load({ origin, requests: chosen, seconds: 2, connections: 10 });
+  const result = await load({ origin, requests: chosen, seconds, connections: 10 });
+  console.log(`${scenario}: ${Math.round(result.rps)} req/s, p50 ${result.p50ms.toFixed(2)} ms, p99 ${result.p99ms.toFixed(2)} ms, non-2xx ${result.non2xx}`);
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  if (file === undefined) throw new Error('no profile written');
+  report(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile);
+}
+
+main()
+  .catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(() => rmSync(dir, { recursive: true, force: true }));

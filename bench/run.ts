@@ -1,0 +1,235 @@
+// `npm run bench`: seeds SQLite databases, starts the service (bench/server.ts) and a bare
+// node:http server (bench/bare.ts) as child processes, loads them in turn on loopback and prints
+// requests/s, p50/p99 and each ratio against the targets of issue 2. `--quick` (or BENCH_QUICK=1)
+// shortens every phase for a smoke run; the full run takes about four minutes.
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { generateAppKey } from '../src/config.js';
+import { load, loadTool, type LoadResult, type Request } from './load.js';
+import { BENCH_EMAIL, BENCH_PASSWORD, seedBenchDatabase, type BenchData } from './seed.js';
+import type { ParentMessage, ServerMessage } from './server.js';
+
+const quick = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
+const SECONDS = quick ? 3 : 10;
+const WARMUP = quick ? 1 : 3;
+const RSS_AT = quick ? [5, 15] : [10, 60];
+const CONNECTIONS = 10;
+const LOGIN_CONNECTIONS = 8;
+
+const dir = mkdtempSync(join(tmpdir(), 'tessera-bench-'));
+const children = new Set<ChildProcess>();
+
+type Child = { process: ChildProcess; origin: string };
+
+function start(script: string, env: Record<string, string>): Promise<Child> {
+  const child = fork(new URL(script, import.meta.url).pathname, [], {
+    execArgv: ['--import', 'tsx'],
+    // The service logs one line per request, as in production; the lines go to /dev/null.
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    env: { PATH: process.env.PATH ?? '', ...env },
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before it was ready`)));
+    child.once('message', (message: ServerMessage) => {
+      if (message.type === 'ready') resolve({ process: child, origin: `http://127.0.0.1:${message.port}` });
+    });
+  });
+}
+
+async function stop(child: Child): Promise<void> {
+  if (child.process.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.process.once('exit', resolve));
+  child.process.kill('SIGTERM');
+  await exited;
+}
+
+function startService(database: string): Promise<Child> {
+  return start('./server.ts', {
+    NODE_ENV: 'production',
+    APP_KEY: generateAppKey(),
+    DATABASE_URL: `sqlite:${database}`,
+    DATA_DIR: dir,
+    LOG_LEVEL: 'info',
+    // The rate limits would answer 429 long before the service is saturated: a benchmark
+    // measures the service, the limits have tests of their own.
+    API_RATE_LIMIT: '0',
+    LOGIN_RATE_LIMIT: '0',
+  });
+}
+
+/** CPU seconds (user + system, every thread) the process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+  return kib / 1024;
+}
+
+/** The response the bare server must repeat, checked to be a 200. */
+async function capture(origin: string, request: Request): Promise<string> {
+  const response = await fetch(origin + request.path, { headers: request.headers ?? {} });
+  const body = await response.text();
+  if (response.status !== 200) throw new Error(`${request.path} answered ${response.status}: ${body}`);
+  return body;
+}
+
+type Measured = LoadResult & { cpuUsPerRequest: number };
+
+// Besides throughput, the server's CPU time per request: it varies far less than requests/s
+// when other processes share the machine, so it says what a request costs.
+async function measure(label: string, target: Child, requests: Request[], connections = CONNECTIONS): Promise<Measured> {
+  await load({ origin: target.origin, requests, seconds: WARMUP, connections });
+  const pid = target.process.pid ?? 0;
+  const before = cpuSeconds(pid);
+  const result = await load({ origin: target.origin, requests, seconds: SECONDS, connections });
+  const cpuUsPerRequest = ((cpuSeconds(pid) - before) / Math.max(1, result.requests)) * 1e6;
+  log(`${label}: ${fmt(result.rps)} req/s, p50 ${result.p50ms.toFixed(2)} ms, p99 ${result.p99ms.toFixed(2)} ms, ${cpuUsPerRequest.toFixed(0)} µs CPU/request${problems(result)}`);
+  return { ...result, cpuUsPerRequest };
+}
+
+function problems(result: LoadResult): string {
+  return result.errors + result.non2xx === 0 ? '' : ` (${result.errors} socket errors, ${result.non2xx} non-2xx!)`;
+}
+
+const log = (line: string) => process.stderr.write(`  ${line}\n`);
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+type Row = { scenario: string; measured: LoadResult | number; against: string; ratio: number; target: number; higherIsBetter: boolean };
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  console.log(`Tessera benchmark — ${quick ? 'quick' : 'full'} run, ${cpus().length} cores (${cpu}), Node ${process.version}, load by ${loadTool}`);
+  console.log(`Each figure: ${WARMUP} s warm-up, then ${SECONDS} s with ${CONNECTIONS} connections on 127.0.0.1.`);
+  // Other work on the machine lowers every figure; the load average says how quiet it was.
+  console.log(`Load average before the run: ${loadavg().map((n) => n.toFixed(2)).join(', ')}\n`);
+
+  log('seeding: 1,000 posts and 100 tokens; 100,000 posts and 100,000 tokens…');
+  const small = await seedBenchDatabase(join(dir, 'small.db'), { posts: 1_000, tokens: 100 });
+  const large = await seedBenchDatabase(join(dir, 'large.db'), { posts: 100_000, tokens: 100_000 });
+
+  const userRequest = (data: BenchData): Request[] => [{ path: '/api/user', headers: { authorization: `Bearer ${data.token}`, accept: 'application/json' } }];
+  const postsRequest: Request[] = [{ path: '/api/posts', headers: { accept: 'application/json' } }];
+  const loginRequest: Request[] = [
+    {
+      method: 'POST',
+      path: '/api/tokens',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ email: BENCH_EMAIL, password: BENCH_PASSWORD, device_name: 'bench' }),
+    },
+  ];
+  const rows: Row[] = [];
+
+  // --- the service on the small database, against the bare server ---
+  const service = await startService(join(dir, 'small.db'));
+  const userBody = await capture(service.origin, userRequest(small)[0]!);
+  const postsBody = await capture(service.origin, postsRequest[0]!);
+  if ((JSON.parse(postsBody) as { data: unknown[] }).data.length !== 15) throw new Error('GET /api/posts did not answer 15 items');
+  const bare = await start('./bare.ts', {});
+  bare.process.send({ type: 'bodies', bodies: { '/api/user': userBody, '/api/posts': postsBody } });
+  await new Promise((resolve) => bare.process.once('message', resolve));
+
+  const bareUser = await measure('bare node:http, /api/user bytes', bare, userRequest(small));
+  const user = await measure('GET /api/user (100 tokens)', service, userRequest(small));
+  const barePosts = await measure('bare node:http, /api/posts bytes', bare, postsRequest);
+  const posts = await measure('GET /api/posts, 15 items (1,000 posts)', service, postsRequest);
+  await stop(bare);
+  rows.push({ scenario: 'GET /api/user with a valid token', measured: user, against: 'bare node:http', ratio: user.rps / bareUser.rps, target: 0.5, higherIsBetter: true });
+  rows.push({ scenario: 'GET /api/posts, 15 items', measured: posts, against: 'bare node:http', ratio: posts.rps / barePosts.rps, target: 0.3, higherIsBetter: true });
+
+  // --- logins: POST /api/tokens against raw argon2id in the same process, and reads meanwhile ---
+  service.process.send({ type: 'argon2', concurrency: LOGIN_CONNECTIONS, seconds: SECONDS } satisfies ParentMessage);
+  const argon2 = await new Promise<{ perSecond: number; libraryPerSecond: number }>((resolve) =>
+    service.process.on('message', (message: ServerMessage) => {
+      if (message.type === 'argon2') resolve(message);
+    }),
+  );
+  log(`argon2id verify in the service process, ${LOGIN_CONNECTIONS} at a time: ${argon2.perSecond.toFixed(1)} /s through the service's verifyPassword, ${argon2.libraryPerSecond.toFixed(1)} /s calling @node-rs/argon2 directly`);
+  const logins = await measure('POST /api/tokens', service, loginRequest, LOGIN_CONNECTIONS);
+  rows.push({ scenario: 'POST /api/tokens', measured: logins, against: 'raw argon2id verify', ratio: logins.rps / argon2.perSecond, target: 0.8, higherIsBetter: true });
+
+  const flood = load({ origin: service.origin, requests: loginRequest, seconds: SECONDS + 2, connections: LOGIN_CONNECTIONS });
+  await sleep(1000);
+  const userDuringFlood = await load({ origin: service.origin, requests: userRequest(small), seconds: SECONDS, connections: CONNECTIONS });
+  const floodResult = await flood;
+  log(`GET /api/user during a login flood: ${fmt(userDuringFlood.rps)} req/s, p50 ${userDuringFlood.p50ms.toFixed(2)} ms, p99 ${userDuringFlood.p99ms.toFixed(2)} ms${problems(userDuringFlood)} (logins meanwhile: ${fmt(floodResult.rps)} /s)`);
+  rows.push({ scenario: 'GET /api/user during a login flood', measured: userDuringFlood, against: 'GET /api/user alone', ratio: userDuringFlood.rps / user.rps, target: 0.3, higherIsBetter: true });
+  await stop(service);
+
+  // --- the same reads with 100,000 posts and 100,000 tokens ---
+  const largeService = await startService(join(dir, 'large.db'));
+  const userLarge = await measure('GET /api/user (100,000 tokens)', largeService, userRequest(large));
+  const postsLarge = await measure('GET /api/posts, 15 items (100,000 posts)', largeService, postsRequest);
+  await stop(largeService);
+  rows.push({ scenario: 'GET /api/posts with 100,000 posts', measured: postsLarge, against: 'with 1,000 posts', ratio: postsLarge.rps / posts.rps, target: 0.5, higherIsBetter: true });
+  rows.push({ scenario: 'token validation with 100,000 tokens', measured: userLarge, against: 'with 100 tokens', ratio: userLarge.rps / user.rps, target: 0.9, higherIsBetter: true });
+
+  // --- resident memory under a steady mixed load, on a fresh process ---
+  const steady = await startService(join(dir, 'small.db'));
+  const mixed: Request[] = [
+    ...userRequest(small),
+    ...postsRequest,
+    { path: '/api/posts?locale=fr&page=3&per_page=20', headers: { accept: 'application/json' } },
+    { path: '/api/posts/post-number-999', headers: { accept: 'application/json' } },
+    { path: '/api/settings', headers: { accept: 'application/json' } },
+  ];
+  const [first = 10, second = 60] = RSS_AT;
+  const steadyLoad = load({ origin: steady.origin, requests: mixed, seconds: second, connections: CONNECTIONS });
+  await sleep(first * 1000);
+  const rssFirst = rssMiB(steady.process.pid ?? 0);
+  await sleep((second - first) * 1000 - 500);
+  const rssSecond = rssMiB(steady.process.pid ?? 0);
+  const steadyResult = await steadyLoad;
+  log(`mixed load for ${second} s: ${fmt(steadyResult.rps)} req/s${problems(steadyResult)}; RSS ${rssFirst.toFixed(1)} MiB at ${first} s, ${rssSecond.toFixed(1)} MiB at ${second} s`);
+  await stop(steady);
+  rows.push({ scenario: `RSS after ${second} s of load`, measured: rssSecond, against: `after ${first} s (${rssFirst.toFixed(1)} MiB)`, ratio: rssSecond / rssFirst, target: 1.1, higherIsBetter: false });
+
+  printTable(rows);
+  const errors = [bareUser, user, barePosts, posts, logins, userDuringFlood, userLarge, postsLarge, steadyResult].reduce((n, r) => n + r.errors + r.non2xx, 0);
+  if (errors > 0) console.log(`\nWARNING: ${errors} requests failed or were not 2xx; the figures above are not trustworthy.`);
+  console.log(`\nTotal time ${((Date.now() - started) / 1000).toFixed(0)} s; load average after: ${loadavg().map((n) => n.toFixed(2)).join(', ')}.`);
+}
+
+function printTable(rows: Row[]): void {
+  const lines = rows.map((row) => {
+    const measured =
+      typeof row.measured === 'number'
+        ? `${row.measured.toFixed(1)} MiB`
+        : `${fmt(row.measured.rps)} req/s, p50 ${row.measured.p50ms.toFixed(2)} / p99 ${row.measured.p99ms.toFixed(2)} ms` +
+          ('cpuUsPerRequest' in row.measured ? `, ${(row.measured as Measured).cpuUsPerRequest.toFixed(0)} µs CPU` : '');
+    const pass = row.higherIsBetter ? row.ratio >= row.target : row.ratio <= row.target;
+    return [row.scenario, measured, row.against, `${row.ratio.toFixed(2)}×`, `${row.higherIsBetter ? '≥' : '≤'} ${row.target}×`, pass ? 'PASS' : 'MISS'];
+  });
+  const header = ['scenario', 'measured', 'compared with', 'ratio', 'target', ''];
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? '').length)));
+  const format = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  console.log(`\n${format(header)}\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const line of lines) console.log(format(line));
+}
+
+const cleanup = () => {
+  for (const child of children) child.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+};
+process.on('SIGINT', () => {
+  cleanup();
+  process.exit(130);
+});
+main().then(
+  () => cleanup(),
+  (error: unknown) => {
+    console.error(error);
+    cleanup();
+    process.exitCode = 1;
+  },
+);
