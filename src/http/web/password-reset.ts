@@ -26,7 +26,16 @@ export async function passwordResetRoutes(app: FastifyInstance): Promise<void> {
     submit(request, reply, forgot, async () => {
       const locale = localeFor(app, request);
       assertValid(request, locale);
-      await app.services.passwordResets.requestLink(field(request, 'email'), locale);
+      // Looked up, written and mailed once the answer is out (session saved and sent), so a
+      // known address takes no longer and its work does not compete with the answer's.
+      const email = field(request, 'email');
+      let started = false;
+      const start = () => {
+        if (started) return;
+        started = true;
+        app.services.mail.defer('password reset link', () => app.services.passwordResets.requestLink(email, locale));
+      };
+      reply.raw.once('finish', start).once('close', start);
       // The same words for an unknown address: the page must not tell who has an account.
       return done(request, reply, '/forgot-password', t(locale, 'passwords.sent'));
     }),

@@ -26,7 +26,10 @@ export async function registerRoutes(app: FastifyInstance): Promise<void> {
         password_confirmation: field(request, 'password_confirmation'),
       };
       const user = await app.services.auth.register(input, locale, schemaErrors(request, locale));
-      await app.loginSite(request, user);
+      // null: the address has an account (verification on) and its owner was mailed; the answer
+      // is a new registration's, a fresh session id included, but nobody is logged in.
+      if (user === null) await request.session.regenerate(['adminUserId', 'intended', 'flash']);
+      else await app.loginSite(request, user);
       return done(request, reply, '/dashboard');
     }),
   );

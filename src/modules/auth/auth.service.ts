@@ -7,7 +7,7 @@ import type { Config } from '../../config.js';
 import type { User } from '../../db/types.js';
 import { attributeName, t } from '../i18n/translator.js';
 import { checkNewPassword } from '../passwords/policy.js';
-import { verifyPassword } from '../passwords/hasher.js';
+import { hashPassword, verifyPassword } from '../passwords/hasher.js';
 import type { RememberService } from '../remember/remember.service.js';
 import { AppError, ValidationError, type FieldErrors } from '../shared/errors.js';
 import { throttleEmail, type Throttle } from '../throttle/throttle.js';
@@ -98,22 +98,40 @@ export class AuthService {
    * Creates an unverified account and, when verification is on, mails the link. `earlier` holds
    * the form's schema errors, so one answer lists every problem at once.
    */
-  async register(input: Registration, locale: string, earlier: FieldErrors = {}): Promise<User> {
+  async register(input: Registration, locale: string, earlier: FieldErrors = {}): Promise<User | null> {
     const unique: FieldErrors = {};
-    if (earlier.email === undefined && (await this.deps.users.findByEmail(input.email)) !== undefined) {
+    const existing = earlier.email === undefined ? await this.deps.users.findByEmail(input.email) : undefined;
+    // With verification on, a taken address is never revealed: the visitor gets the answer of a
+    // new registration (null here) and the owner a mail saying someone tried to use it.
+    const hideTaken = this.config.mustVerifyEmail;
+    if (existing !== undefined && !hideTaken) {
       unique.email = [t(locale, 'validation.unique', { attribute: attributeName('email', locale) })];
     }
     const password = earlier.password === undefined ? checkNewPassword(input.password, input.password_confirmation, locale) : {};
     const errors = ordered(['name', 'email', 'password'], earlier, unique, password);
     if (hasErrors(errors)) throw new ValidationError(errors);
+    if (existing !== undefined) return this.registrationOfTakenAddress(existing, input.password, locale);
     let user: User;
     try {
       user = await this.deps.users.create({ name: input.name, email: input.email, password: input.password, verified: false });
     } catch (error) {
+      // Taken between the check and the insert: still not revealed.
+      if (hideTaken && error instanceof ValidationError && error.errors.email !== undefined) {
+        const owner = await this.deps.users.findByEmail(input.email);
+        if (owner !== undefined) return this.registrationOfTakenAddress(owner, input.password, locale);
+      }
       throw localized(error, locale);
     }
     if (this.config.mustVerifyEmail) this.deps.verification.send(user, locale);
     return user;
+  }
+
+  // Costs what a registration costs (one argon2id hash, one mail in the background), so the
+  // answer time does not tell either.
+  private async registrationOfTakenAddress(owner: User, password: string, locale: string): Promise<null> {
+    await hashPassword(password);
+    this.deps.verification.sendAccountExists(owner, locale);
+    return null;
   }
 
   /** Changes name and email (the API's rules); a new address is unverified and, when verification is on, gets a link. */

@@ -64,6 +64,18 @@ export class MailService {
     void delivery.finally(() => this.pending.delete(delivery));
   }
 
+  /**
+   * Runs work that may dispatch mail after the answer has gone (so its cost or failure shows in
+   * no answer); settled() waits for it too. A failure is logged without details of the work.
+   */
+  defer(label: string, work: () => Promise<void>): void {
+    const task: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(work)
+      .catch((error: unknown) => this.logger.error({ reason: String((error as { message?: unknown }).message ?? error) }, `${label} failed`));
+    this.pending.add(task);
+    void task.finally(() => this.pending.delete(task));
+  }
+
   /** Resolves once every mail dispatched so far is delivered or has failed (shutdown, tests). */
   async settled(): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending]);

@@ -46,6 +46,22 @@ export class EmailVerificationService {
     return signedUrl(this.key, this.config.appUrl, `/email/verify/${user.id}/${emailHash(user.email)}`, expires);
   }
 
+  /**
+   * Tells the owner of an address that someone tried to register with it (the visitor was given
+   * the answer of a new registration, so that the page does not reveal the account exists).
+   */
+  sendAccountExists(user: Verifiable, locale: string): void {
+    const lang = user.locale ?? locale;
+    this.mail.dispatch(
+      composeMail(user.email, lang, this.config.appName, {
+        subject: t(lang, 'mail.account_exists.subject'),
+        intro: [t(lang, 'mail.account_exists.intro')],
+        action: { text: t(lang, 'mail.account_exists.action'), url: `${this.config.appUrl}/forgot-password` },
+        outro: [t(lang, 'mail.account_exists.ignore')],
+      }),
+    );
+  }
+
   /** Mails a verification link in the background. */
   send(user: Verifiable, locale: string): void {
     const lang = user.locale ?? locale;
