@@ -1,15 +1,9 @@
 // Generators of hostile input shared by the API and form fuzz suites: values of every wrong
 // type, huge and deep ones, unicode and invalid UTF-8, injection and path-traversal strings.
 import fc from 'fast-check';
+import { percentEncode as encode } from '../security/support.js';
 
-/** Percent-encodes any string, lone surrogates included (encodeURIComponent throws on those). */
-export function encode(value: string): string {
-  try {
-    return encodeURIComponent(value);
-  } catch {
-    return [...Buffer.from(value, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
-  }
-}
+export { encode };
 
 /** Strings attackers try in slugs, ids and query parameters. */
 export const NASTY_STRINGS = [

@@ -61,7 +61,16 @@ export const needsToken = (route: RouteInfo): boolean =>
 
 /** Puts a value in each `:param` of a route path (and drops a trailing wildcard). */
 export function fillPath(url: string, value: (name: string) => string): string {
-  return url.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => encodeURIComponent(value(name))).replace(/\*$/, '');
+  return url.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => percentEncode(value(name))).replace(/\*$/, '');
+}
+
+/** Percent-encodes any string, lone surrogates included (encodeURIComponent throws on those). */
+export function percentEncode(value: string): string {
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    return [...Buffer.from(value, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+  }
 }
 
 export type Snapshot = Record<string, string[]>;
