@@ -8,7 +8,7 @@
 // Counters live in memory (one process), Redis or the database (shared by every instance).
 import { createHash, createHmac } from 'node:crypto';
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { Redis } from 'ioredis';
 import { DatabaseRateLimitStore } from '../modules/rate-limit/database-store.js';
@@ -87,17 +87,18 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
   // A store that fails (Redis or the database away) lets the request through: the limits protect
   // the service, they must not take it down. One warning a minute says so.
   let lastWarning = 0;
-  const guarded = (limiter: Limiter): Limiter => async (request) => {
-    try {
-      return await limiter(request);
-    } catch (error) {
-      if (Date.now() - lastWarning > WINDOW_MS) {
-        lastWarning = Date.now();
-        request.log.warn({ err: error }, 'rate limit store failed; request not limited');
-      }
-      return { isAllowed: true, key: '' };
+  const allowed: Check = { isAllowed: true, key: '' };
+  const storeFailed = (request: FastifyRequest, error: unknown): Check => {
+    if (Date.now() - lastWarning > WINDOW_MS) {
+      lastWarning = Date.now();
+      request.log.warn({ err: error }, 'rate limit store failed; request not limited');
     }
+    return allowed;
   };
+  const guarded =
+    (limiter: Limiter): Limiter =>
+    (request) =>
+      limiter(request).catch((error: unknown) => storeFailed(request, error));
 
   const api = guarded(app.createRateLimit());
   // Failed token authentications, per IP. Without it a client could send made-up token ids,
@@ -119,28 +120,33 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
     }),
   );
 
-  const apiLimit: onRequestAsyncHookHandler = async (request, reply) => {
-    const check = await api(request);
-    if (check.isAllowed) return;
-    if (check.isExceeded) throw tooManyAttempts(check.max, check.ttlInSeconds);
-    if (blockedUntil.size > 0 && check.key.startsWith('token:')) {
-      const until = blockedUntil.get(clientIp(request));
-      if (until !== undefined && until > Date.now()) throw tooManyAttempts(check.max, Math.ceil((until - Date.now()) / 1000));
-    }
-    void reply.header('x-ratelimit-limit', check.max).header('x-ratelimit-remaining', check.remaining);
+  // The hot path: callback-style hooks, one store call, no work beyond it for allowed requests.
+  const apiLimit: onRequestHookHandler = (request, reply, done) => {
+    api(request).then((check) => {
+      if (check.isAllowed) return done();
+      if (check.isExceeded) return done(tooManyAttempts(check.max, check.ttlInSeconds));
+      if (blockedUntil.size > 0 && check.key.startsWith('token:')) {
+        const until = blockedUntil.get(clientIp(request));
+        if (until !== undefined && until > Date.now()) return done(tooManyAttempts(check.max, Math.ceil((until - Date.now()) / 1000)));
+      }
+      void reply.header('x-ratelimit-limit', check.max).header('x-ratelimit-remaining', check.remaining);
+      done();
+    }, done);
   };
 
   // Counted before the 401 is sent, so the next request already sees it (only refused tokens pay).
-  const chargeBadToken = async (request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
-    if (reply.statusCode !== 401 || !apiBucket(request).startsWith('token:')) return payload;
+  const chargeBadToken = async (request: FastifyRequest): Promise<void> => {
     const check = await badTokens(request);
     // The IP is refused from the next request once it has used up its budget of failures.
-    if (check.isAllowed || check.remaining > 0) return payload;
+    if (check.isAllowed || check.remaining > 0) return;
     if (blockedUntil.size > 10_000) {
       for (const [ip, until] of blockedUntil) if (until <= Date.now()) blockedUntil.delete(ip);
     }
     blockedUntil.set(clientIp(request), Date.now() + check.ttl);
-    return payload;
+  };
+  const onRefusedToken: onSendHookHandler = (request, reply, payload, done) => {
+    if (reply.statusCode !== 401 || !apiBucket(request).startsWith('token:')) return done(null, payload);
+    chargeBadToken(request).then(() => done(null, payload), () => done(null, payload));
   };
 
   const loginLimit: preHandlerAsyncHookHandler = async (request) => {
@@ -153,7 +159,7 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (config.apiRateLimit > 0) {
       addRouteHook(route as unknown as Record<string, unknown>, 'onRequest', apiLimit);
-      addRouteHook(route as unknown as Record<string, unknown>, 'onSend', chargeBadToken);
+      addRouteHook(route as unknown as Record<string, unknown>, 'onSend', onRefusedToken);
     }
     if (config.loginRateLimit > 0 && route.url === '/api/tokens' && methods.includes('POST')) {
       addRouteHook(route as unknown as Record<string, unknown>, 'preHandler', loginLimit);

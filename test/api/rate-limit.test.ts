@@ -15,6 +15,22 @@ import { sanctumSecret } from './support.js';
 const TOO_MANY = '{"message":"Too Many Attempts.","errors":{}}';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
+/** False when Redis answers; otherwise the reason the Redis tests are skipped. */
+async function redisMissing(): Promise<string | false> {
+  const probe = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    await probe.ping();
+    return false;
+  } catch {
+    return `Redis not reachable at ${REDIS_URL}`;
+  } finally {
+    probe.disconnect();
+  }
+}
+const skipRedis = await redisMissing();
+
 let ipCounter = 0;
 /** A client address of its own, so each test starts with empty per-IP buckets. */
 const freshIp = () => `10.${(ipCounter >> 16) & 255}.${(ipCounter >> 8) & 255}.${++ipCounter & 255}`;
@@ -263,13 +279,13 @@ describe('rate limits shared by several instances', () => {
     };
   }
 
-  const stores: { store: string; env: Record<string, string>; shared: boolean }[] = [
-    { store: 'redis', env: { RATE_LIMIT_STORE: 'redis', REDIS_URL }, shared: true },
-    { store: 'database', env: { RATE_LIMIT_STORE: 'database' }, shared: true },
-    { store: 'memory', env: { RATE_LIMIT_STORE: 'memory' }, shared: false },
+  const stores: { store: string; env: Record<string, string>; shared: boolean; skip: string | false }[] = [
+    { store: 'redis', env: { RATE_LIMIT_STORE: 'redis', REDIS_URL }, shared: true, skip: skipRedis },
+    { store: 'database', env: { RATE_LIMIT_STORE: 'database' }, shared: true, skip: false },
+    { store: 'memory', env: { RATE_LIMIT_STORE: 'memory' }, shared: false, skip: false },
   ];
-  for (const { store, env, shared } of stores) {
-    it(`${shared ? 'shares' : 'does not share'} the per-IP limit between two instances with the ${store} store`, async () => {
+  for (const { store, env, shared, skip } of stores) {
+    it(`${shared ? 'shares' : 'does not share'} the per-IP limit between two instances with the ${store} store`, { skip }, async () => {
       const instances = await pair(env);
       try {
         const ip = freshIp();
@@ -284,7 +300,7 @@ describe('rate limits shared by several instances', () => {
     });
   }
 
-  it('shares the per-token and the per-email limits through Redis', async () => {
+  it('shares the per-token and the per-email limits through Redis', { skip: skipRedis }, async () => {
     const instances = await pair({ RATE_LIMIT_STORE: 'redis', REDIS_URL, LOGIN_RATE_LIMIT: '2' });
     try {
       const account = await createUser(instances.a, { password: 'shared secret 1' });
@@ -304,7 +320,7 @@ describe('rate limits shared by several instances', () => {
     }
   });
 
-  it('stores only ids, hashes and addresses in Redis: no token secret, no email', async () => {
+  it('stores only ids, hashes and addresses in Redis: no token secret, no email', { skip: skipRedis }, async () => {
     const key = `base64:${randomBytes(32).toString('base64')}`;
     const t = await buildTestApp({ APP_KEY: key, API_RATE_LIMIT: '10', LOGIN_RATE_LIMIT: '5', RATE_LIMIT_STORE: 'redis', REDIS_URL });
     const redis = new Redis(REDIS_URL);
