@@ -76,6 +76,13 @@ describe('/admin/settings', () => {
     });
   }
 
+  it('shows every error of the form at once', async () => {
+    const response = await client.submit('/admin/settings/new', '/admin/settings', { key: 'Bad Key', type: 'json', value: '{nope' });
+    assert.equal(response.statusCode, 422);
+    assert.equal(fieldError(response.body, 'key'), 'The key field format is invalid.');
+    assert.equal(fieldError(response.body, 'value'), 'The value is not valid JSON.');
+  });
+
   it('shows a string setting as text and any other as indented JSON in its form', async () => {
     const text = await client.get('/admin/settings/site_name/edit');
     assert.match(text.body, /<option value="text" selected>/);

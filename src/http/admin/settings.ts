@@ -44,16 +44,6 @@ function submitted(body: unknown, key?: string): FormValues {
   return { key: key ?? old.key ?? '', type: old.type ?? 'text', value: old.value ?? '', is_public: old.is_public === '1' };
 }
 
-/** The value to store, or the field error: JSON must parse; text is kept as typed. */
-function readValue(type: 'text' | 'json', value: string, locale: Locale): { value: unknown } | { errors: FieldErrors } {
-  if (type === 'text') return { value };
-  try {
-    return { value: JSON.parse(value) as unknown };
-  } catch {
-    return { errors: { value: [t(locale, 'admin.settings.errors.json')] } };
-  }
-}
-
 export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const findOr404 = async (request: FastifyRequest): Promise<SettingRow> => {
     const key = (request.params as { key?: string }).key ?? '';
@@ -70,6 +60,26 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
       errors,
     }, status);
 
+  /**
+   * The form's value to store, or every error at once: the schema's, JSON that does not parse
+   * (text is kept as typed), and, when adding, a key that exists.
+   */
+  const readForm = async (request: FastifyRequest, locale: Locale, adding: boolean): Promise<{ errors: FieldErrors } | { key: string; value: unknown; isPublic: boolean }> => {
+    const errors: FieldErrors = { ...(schemaErrors(request, locale) ?? {}) };
+    const body = request.body as Record<string, unknown>;
+    let value: unknown = body.value;
+    if (errors.type === undefined && errors.value === undefined && body.type === 'json') {
+      try {
+        value = JSON.parse(String(body.value));
+      } catch {
+        errors.value = [t(locale, 'admin.settings.errors.json')];
+      }
+    }
+    const key = typeof body.key === 'string' ? body.key : '';
+    if (adding && errors.key === undefined && (await app.services.admin.findSetting(key)) !== undefined) errors.key = [t(locale, RULES.settingExists)];
+    return Object.keys(errors).length > 0 ? { errors } : { key, value, isPublic: body.is_public === '1' };
+  };
+
   app.get('/settings', { config: { auth: 'admin' } }, async (request, reply) => {
     const settings = await app.services.settings.all();
     const rows = settings.map((setting) => ({ ...setting, display: typeof setting.value === 'string' ? setting.value : JSON.stringify(setting.value) }));
@@ -83,16 +93,11 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/settings', { config: { auth: 'admin' }, schema: { body: CreateBody }, attachValidation: true }, async (request, reply) => {
     const locale = localeFor(app, request);
     const values = submitted(request.body);
-    const invalid = schemaErrors(request, locale);
-    if (invalid !== null) return form(request, reply, locale, null, values, invalid, 422);
-    const { key, type, value, is_public: isPublic } = request.body;
-    const read = readValue(type, value, locale);
+    const read = await readForm(request, locale, true);
     if ('errors' in read) return form(request, reply, locale, null, values, read.errors, 422);
-    if ((await app.services.admin.findSetting(key)) !== undefined) {
-      return form(request, reply, locale, null, values, { key: [t(locale, RULES.settingExists)] }, 422);
-    }
-    await app.services.settings.put(key, read.value, isPublic === '1');
-    await audit(app, request, 'setting.created', { type: 'setting', id: key, label: key }, { fields: isPublic === '1' ? ['value', 'is_public'] : ['value'] });
+    const { key, isPublic } = read;
+    await app.services.settings.put(key, read.value, isPublic);
+    await audit(app, request, 'setting.created', { type: 'setting', id: key, label: key }, { fields: isPublic ? ['value', 'is_public'] : ['value'] });
     return done(request, reply, t(locale, 'admin.settings.created', { key }), '/admin/settings');
   });
 
@@ -105,15 +110,13 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const locale = localeFor(app, request);
     const setting = await findOr404(request);
     const values = submitted(request.body, setting.key);
-    const invalid = schemaErrors(request, locale);
-    if (invalid !== null) return form(request, reply, locale, setting, values, invalid, 422);
-    const { type, value, is_public: isPublic } = request.body;
-    const read = readValue(type, value, locale);
+    const read = await readForm(request, locale, false);
     if ('errors' in read) return form(request, reply, locale, setting, values, read.errors, 422);
+    const { isPublic } = read;
     const stored = JSON.stringify(read.value);
-    const fields = [...(stored !== setting.value ? ['value'] : []), ...((isPublic === '1') !== (Number(setting.is_public) === 1) ? ['is_public'] : [])];
+    const fields = [...(stored !== setting.value ? ['value'] : []), ...(isPublic !== (Number(setting.is_public) === 1) ? ['is_public'] : [])];
     if (fields.length > 0) {
-      await app.services.settings.put(setting.key, read.value, isPublic === '1');
+      await app.services.settings.put(setting.key, read.value, isPublic);
       await audit(app, request, 'setting.updated', { type: 'setting', id: setting.key, label: setting.key }, { fields });
     }
     return done(request, reply, t(locale, 'admin.settings.updated', { key: setting.key }), '/admin/settings');
