@@ -1,6 +1,7 @@
 // Browser pages and form actions. Each route declares its guard (config.auth, see WebAuth).
 import type { FastifyInstance } from 'fastify';
 import { isLocale } from '../../modules/i18n/translator.js';
+import { apiTokenRoutes } from './api-tokens.js';
 import { LOCALE_COOKIE } from '../../plugins/views.js';
 import { loginRoutes } from './login.js';
 import { logoutRoutes } from './logout.js';
@@ -42,6 +43,7 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
   await app.register(passwordResetRoutes);
   await app.register(verifyEmailRoutes);
   await app.register(profileRoutes);
+  await app.register(apiTokenRoutes);
 
   // Deliveries still under way finish before the process ends; then the transport closes.
   app.addHook('onClose', async () => {

@@ -1,7 +1,7 @@
 // Issuing, validating and revoking personal access tokens.
 import type { Config } from '../../config.js';
 import { prepare, type Db, type Prepared } from '../../db/connect.js';
-import { parseAbilities } from './abilities.js';
+import { ABILITIES, parseAbilities, type Ability } from './abilities.js';
 import { generateSecret, hashSecret, parseToken, sameHash } from './token-string.js';
 
 /** What a validated token tells the rest of the app: the token and its user, no secrets. */
@@ -20,6 +20,28 @@ export type AuthUser = {
   created_at: string;
   updated_at: string;
 };
+
+/** A token as its owner sees it on the API tokens page. */
+export type UserToken = {
+  id: number;
+  name: string;
+  abilities: string[];
+  created_at: string;
+  last_used_at: string | null;
+  /** When it stops working, by its own date or the global lifetime; null: never. */
+  expires_at: string | null;
+  expired: boolean;
+};
+
+/**
+ * The abilities of a token a user makes for themself: a subset of ABILITIES, in their order;
+ * none chosen means read only, never `*`. Null when a choice is not an ability.
+ */
+export function chosenAbilities(choices: readonly string[]): Ability[] | null {
+  if (choices.some((choice) => !(ABILITIES as readonly string[]).includes(choice))) return null;
+  const chosen = ABILITIES.filter((ability) => choices.includes(ability));
+  return chosen.length === 0 ? ['posts:read'] : chosen;
+}
 
 type TokenWithUserRow = {
   token_id: number;
@@ -155,6 +177,55 @@ export class TokenService {
       .where('name', '=', name)
       .executeTakeFirst();
     return Number(result.numDeletedRows);
+  }
+
+  /** The user's own tokens, newest first, as their owner may see them: never the hash. */
+  async listForUser(userId: number, now = Date.now()): Promise<UserToken[]> {
+    const rows = await this.ownedBy(userId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    return rows.map((row) => this.present(row, now));
+  }
+
+  /** One of the user's tokens; undefined when there is none with this id or it is someone else's. */
+  async findForUser(userId: number, tokenId: number, now = Date.now()): Promise<UserToken | undefined> {
+    const row = await this.ownedBy(userId).where('id', '=', tokenId).executeTakeFirst();
+    return row === undefined ? undefined : this.present(row, now);
+  }
+
+  // The columns an owner may see (not the hash), of the user's tokens only.
+  private ownedBy(userId: number) {
+    return this.db.kysely
+      .selectFrom('personal_access_tokens')
+      .select(['id', 'name', 'abilities', 'last_used_at', 'expires_at', 'created_at'])
+      .where('user_id', '=', userId);
+  }
+
+  /** Deletes one of the user's tokens; false when the user has no token with this id. */
+  async revokeForUser(userId: number, tokenId: number): Promise<boolean> {
+    // The owner is part of the condition, so another user's id deletes nothing.
+    const result = await this.db.kysely
+      .deleteFrom('personal_access_tokens')
+      .where('id', '=', tokenId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  // An allowlist of columns, with the expiry that actually applies (own expires_at or the
+  // global lifetime counted from creation, whichever comes first).
+  private present(row: Omit<UserToken, 'abilities' | 'expired'> & { abilities: string }, now: number): UserToken {
+    const minutes = this.config.tokenExpirationMinutes;
+    const limits = [minutes === null ? null : Date.parse(row.created_at) + minutes * 60_000, row.expires_at === null ? null : Date.parse(row.expires_at)];
+    const ends = limits.filter((value): value is number => value !== null);
+    const expires = ends.length === 0 ? null : Math.min(...ends);
+    return {
+      id: row.id,
+      name: row.name,
+      abilities: parseAbilities(row.abilities),
+      created_at: row.created_at,
+      last_used_at: row.last_used_at,
+      expires_at: expires === null ? null : new Date(expires).toISOString(),
+      expired: expires !== null && expires <= now,
+    };
   }
 
   /**

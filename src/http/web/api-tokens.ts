@@ -1,0 +1,118 @@
+// /user/api-tokens: the logged-in user makes tokens for the API (name + abilities), sees each
+// new token's plaintext once, lists their own tokens and revokes one or all. Behind 'verified',
+// as /profile is; every form is CSRF-checked by the web guard.
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ABILITIES } from '../../modules/tokens/abilities.js';
+import { chosenAbilities } from '../../modules/tokens/tokens.service.js';
+import { attributeName, t, type Locale } from '../../modules/i18n/translator.js';
+import { ValidationError, notFound } from '../../modules/shared/errors.js';
+import { flash } from '../../plugins/views.js';
+import { wantsJson } from '../../plugins/web-guard.js';
+import { assertValid, done, field, localeFor, submit } from './forms.js';
+
+const PAGE = '/user/api-tokens';
+const MAX_ID = 2_147_483_647;
+
+const CreateBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  // One ticked box arrives as a string, several as a list; the names are checked by the domain.
+  abilities: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Array(Type.String({ maxLength: 64 }), { maxItems: 16 })])),
+});
+
+type NewToken = { name: string; plaintext: string };
+
+/** The boxes ticked in the form (none when the field is absent or malformed). */
+function ticked(request: FastifyRequest): string[] {
+  const value = (request.body as Record<string, unknown> | undefined)?.abilities;
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}
+
+/** A stored time in the visitor's language, in UTC (the server does not know the visitor's zone). */
+function formatter(locale: Locale): (iso: string) => string {
+  const format = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
+  return (iso) => `${format.format(new Date(iso))} UTC`;
+}
+
+/** A path id of a token; anything that is not one is simply not found. */
+function tokenId(raw: string): number {
+  const id = /^[1-9][0-9]{0,9}$/.test(raw) ? Number(raw) : NaN;
+  if (!(id <= MAX_ID)) throw notFound();
+  return id;
+}
+
+export async function apiTokenRoutes(app: FastifyInstance): Promise<void> {
+  const userId = (request: FastifyRequest): number => request.siteUser!.id;
+
+  const pageData = async (request: FastifyRequest, chosen: readonly string[]) => ({
+    title: t(localeFor(app, request), 'tokens.title'),
+    tokens: await app.services.tokens.listForUser(userId(request)),
+    abilities: ABILITIES,
+    chosen,
+    when: formatter(localeFor(app, request)),
+  });
+
+  /** A token of the logged-in user, or 404: another user's token is as good as absent. */
+  const ownToken = async (request: FastifyRequest<{ Params: { id: string } }>) => {
+    const token = await app.services.tokens.findForUser(userId(request), tokenId(request.params.id));
+    if (token === undefined) throw notFound();
+    return token;
+  };
+
+  app.get(PAGE, { config: { auth: 'verified' } }, async (request, reply) => {
+    // Read before the page takes the flash: the plaintext is shown on this one page view only.
+    const flashed = request.session.flash?.apiToken as NewToken | undefined;
+    const newToken = flashed !== undefined && typeof flashed.plaintext === 'string' ? flashed : null;
+    return reply.page('api-tokens', { ...(await pageData(request, ['posts:read'])), newToken });
+  });
+
+  app.post(PAGE, { config: { auth: 'verified' }, schema: { body: CreateBody }, attachValidation: true }, async (request, reply) => {
+    const form = { template: 'api-tokens', keep: ['name'], data: { ...(await pageData(request, ticked(request))), newToken: null } };
+    return submit(request, reply, form, async () => {
+      const locale = localeFor(app, request);
+      assertValid(request, locale);
+      const abilities = chosenAbilities(ticked(request));
+      if (abilities === null) throw new ValidationError({ abilities: [t(locale, 'validation.in', { attribute: attributeName('abilities', locale) })] });
+      const name = field(request, 'name');
+      const token = await app.services.tokens.issue(userId(request), name, abilities);
+      if (wantsJson(request)) return reply.code(201).header('cache-control', 'no-store').send({ token: token.plaintext, id: token.id, name, abilities });
+      // The plaintext rides in the session to the next page, which removes it as it shows it;
+      // only its SHA-256 is kept in the tokens table.
+      flash(request, { apiToken: { name, plaintext: token.plaintext } satisfies NewToken });
+      return done(request, reply, PAGE, t(locale, 'tokens.created'));
+    });
+  });
+
+  app.get<{ Params: { id: string } }>(`${PAGE}/:id/delete`, { config: { auth: 'verified' } }, async (request, reply) => {
+    const token = await ownToken(request);
+    const locale = localeFor(app, request);
+    return reply.page('tokens/confirm', {
+      title: t(locale, 'tokens.confirm.title'),
+      message: t(locale, 'tokens.confirm.message', { name: token.name }),
+      action: `${PAGE}/${token.id}/delete`,
+      button: t(locale, 'tokens.confirm.button'),
+    });
+  });
+
+  app.post<{ Params: { id: string } }>(`${PAGE}/:id/delete`, { config: { auth: 'verified' } }, async (request, reply) => {
+    const revoked = await app.services.tokens.revokeForUser(userId(request), tokenId(request.params.id));
+    if (!revoked) throw notFound();
+    return done(request, reply, PAGE, t(localeFor(app, request), 'tokens.revoked'));
+  });
+
+  app.get(`${PAGE}/delete-all`, { config: { auth: 'verified' } }, async (request, reply) => {
+    const locale = localeFor(app, request);
+    return reply.page('tokens/confirm', {
+      title: t(locale, 'tokens.confirm_all.title'),
+      message: t(locale, 'tokens.confirm_all.message'),
+      action: `${PAGE}/delete-all`,
+      button: t(locale, 'tokens.confirm_all.button'),
+    });
+  });
+
+  app.post(`${PAGE}/delete-all`, { config: { auth: 'verified' } }, async (request, reply) => {
+    await app.services.tokens.revokeAll(userId(request));
+    return done(request, reply, PAGE, t(localeFor(app, request), 'tokens.revoked_all'));
+  });
+}
