@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { onPostgres } from '../helpers.js';
 import { createSharedDatabase, seedUsers, startServerProcess, type SeededUser, type ServerProcess, type SharedDatabase } from '../load/server-process.js';
 
-const IN_FLIGHT = 40;
+const IN_FLIGHT = 30;
 
 /** Resolves true when a new TCP connection to the port is refused. */
 function refused(port: number): Promise<boolean> {

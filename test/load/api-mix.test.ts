@@ -16,7 +16,7 @@ const DURATION_S = FULL ? 30 : 5;
 const CONNECTIONS = 200;
 // More users than connections: each loop of the mix holds one user alone, so its writes are
 // sequential and the final state of every user is known exactly.
-const USERS = 600;
+const USERS = 400;
 const PASSWORD = 'load-test-password';
 
 // `pendingName`/`maybeRevoked`: a request sent but not answered when the run stopped may or may not
@@ -35,10 +35,12 @@ describe(`load: ${CONNECTIONS} connections for ${DURATION_S} s on ${onPostgres ?
     // Each user starts with a token (issued by the service itself, straight into the database), so
     // that argon2 work at issue is one part of the mix rather than all of it.
     const tokenService = new TokenService(database.db, { tokenExpirationMinutes: null, tokenPrefix: '' });
-    for (const state of users) {
-      state.token = (await tokenService.issue(state.user.id, 'seeded')).plaintext;
-      state.tokens.push(state.token);
-    }
+    await Promise.all(
+      users.map(async (state) => {
+        state.token = (await tokenService.issue(state.user.id, 'seeded')).plaintext;
+        state.tokens.push(state.token);
+      }),
+    );
     for (let i = 0; i < 30; i += 1) await insertPost(database.db);
     server = await startServerProcess({
       DATABASE_URL: database.url,
