@@ -1,7 +1,9 @@
 // `npm run bench`: seeds SQLite databases, starts the service (bench/server.ts) and a bare
 // node:http server (bench/bare.ts) as child processes, loads them in turn on loopback and prints
-// requests/s, p50/p99 and each ratio against the targets of issue 2. `--quick` (or BENCH_QUICK=1)
-// shortens every phase for a smoke run; the full run takes about four minutes.
+// requests/s, p50/p99 and each ratio against the targets of issue 2. The two sides of a ratio are
+// measured alternately, REPEATS times each, and the best run of each side counts: drift and other
+// work on the machine then weigh on both sides alike. `--quick` (or BENCH_QUICK=1) shortens every
+// phase for a smoke run; the full run takes about four minutes.
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -14,6 +16,7 @@ import type { ParentMessage, ServerMessage } from './server.js';
 
 const quick = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
 const SECONDS = quick ? 3 : 10;
+const REPEATS = quick ? 1 : 2;
 const WARMUP = quick ? 1 : 3;
 const RSS_AT = quick ? [5, 15] : [10, 60];
 const CONNECTIONS = 10;
@@ -87,14 +90,34 @@ type Measured = LoadResult & { cpuUsPerRequest: number };
 
 // Besides throughput, the server's CPU time per request: it varies far less than requests/s
 // when other processes share the machine, so it says what a request costs.
-async function measure(label: string, target: Child, requests: Request[], connections = CONNECTIONS): Promise<Measured> {
-  await load({ origin: target.origin, requests, seconds: WARMUP, connections });
+async function once(target: Child, requests: Request[], seconds: number, connections: number): Promise<Measured> {
   const pid = target.process.pid ?? 0;
   const before = cpuSeconds(pid);
-  const result = await load({ origin: target.origin, requests, seconds: SECONDS, connections });
-  const cpuUsPerRequest = ((cpuSeconds(pid) - before) / Math.max(1, result.requests)) * 1e6;
-  log(`${label}: ${fmt(result.rps)} req/s, p50 ${result.p50ms.toFixed(2)} ms, p99 ${result.p99ms.toFixed(2)} ms, ${cpuUsPerRequest.toFixed(0)} µs CPU/request${problems(result)}`);
-  return { ...result, cpuUsPerRequest };
+  const result = await load({ origin: target.origin, requests, seconds, connections });
+  return { ...result, cpuUsPerRequest: ((cpuSeconds(pid) - before) / Math.max(1, result.requests)) * 1e6 };
+}
+
+const best = (a: Measured | undefined, b: Measured): Measured => (a === undefined || b.rps > a.rps ? b : a);
+
+function report(label: string, m: Measured): void {
+  log(`${label}: ${fmt(m.rps)} req/s, p50 ${m.p50ms.toFixed(2)} ms, p99 ${m.p99ms.toFixed(2)} ms, ${m.cpuUsPerRequest.toFixed(0)} µs CPU/request${problems(m)}`);
+}
+
+type Side = { label: string; target: Child; requests: Request[] };
+
+/** Both sides of a ratio, warmed up, then measured alternately; the best run of each counts. */
+async function compare(a: Side, b: Side, connections = CONNECTIONS): Promise<[Measured, Measured]> {
+  for (const side of [a, b]) await load({ origin: side.target.origin, requests: side.requests, seconds: WARMUP, connections });
+  let bestA: Measured | undefined;
+  let bestB: Measured | undefined;
+  const seconds = Math.max(2, Math.round(SECONDS / REPEATS));
+  for (let i = 0; i < REPEATS; i += 1) {
+    bestA = best(bestA, await once(a.target, a.requests, seconds, connections));
+    bestB = best(bestB, await once(b.target, b.requests, seconds, connections));
+  }
+  report(a.label, bestA!);
+  report(b.label, bestB!);
+  return [bestA!, bestB!];
 }
 
 function problems(result: LoadResult): string {
@@ -110,7 +133,9 @@ async function main(): Promise<void> {
   const started = Date.now();
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   console.log(`Tessera benchmark — ${quick ? 'quick' : 'full'} run, ${cpus().length} cores (${cpu}), Node ${process.version}, load by ${loadTool}`);
-  console.log(`Each figure: ${WARMUP} s warm-up, then ${SECONDS} s with ${CONNECTIONS} connections on 127.0.0.1.`);
+  console.log(
+    `Each ratio: both sides warmed up ${WARMUP} s, then measured alternately ${REPEATS}× ${Math.max(2, Math.round(SECONDS / REPEATS))} s (best run counts), ${CONNECTIONS} connections on 127.0.0.1.`,
+  );
   // Other work on the machine lowers every figure; the load average says how quiet it was.
   console.log(`Load average before the run: ${loadavg().map((n) => n.toFixed(2)).join(', ')}\n`);
 
@@ -130,22 +155,40 @@ async function main(): Promise<void> {
   ];
   const rows: Row[] = [];
 
-  // --- the service on the small database, against the bare server ---
+  // --- the service on both databases, and the bare server with the service's own bytes ---
   const service = await startService(join(dir, 'small.db'));
+  const largeService = await startService(join(dir, 'large.db'));
   const userBody = await capture(service.origin, userRequest(small)[0]!);
   const postsBody = await capture(service.origin, postsRequest[0]!);
   if ((JSON.parse(postsBody) as { data: unknown[] }).data.length !== 15) throw new Error('GET /api/posts did not answer 15 items');
+  await capture(largeService.origin, userRequest(large)[0]!);
   const bare = await start('./bare.ts', {});
   bare.process.send({ type: 'bodies', bodies: { '/api/user': userBody, '/api/posts': postsBody } });
   await new Promise((resolve) => bare.process.once('message', resolve));
 
-  const bareUser = await measure('bare node:http, /api/user bytes', bare, userRequest(small));
-  const user = await measure('GET /api/user (100 tokens)', service, userRequest(small));
-  const barePosts = await measure('bare node:http, /api/posts bytes', bare, postsRequest);
-  const posts = await measure('GET /api/posts, 15 items (1,000 posts)', service, postsRequest);
+  const [bareUser, user] = await compare(
+    { label: 'bare node:http, /api/user bytes', target: bare, requests: userRequest(small) },
+    { label: 'GET /api/user (100 tokens)', target: service, requests: userRequest(small) },
+  );
+  const [barePosts, posts] = await compare(
+    { label: 'bare node:http, /api/posts bytes', target: bare, requests: postsRequest },
+    { label: 'GET /api/posts, 15 items (1,000 posts)', target: service, requests: postsRequest },
+  );
   await stop(bare);
   rows.push({ scenario: 'GET /api/user with a valid token', measured: user, against: 'bare node:http', ratio: user.rps / bareUser.rps, target: 0.5, higherIsBetter: true });
   rows.push({ scenario: 'GET /api/posts, 15 items', measured: posts, against: 'bare node:http', ratio: posts.rps / barePosts.rps, target: 0.3, higherIsBetter: true });
+
+  const [postsSmall, postsLarge] = await compare(
+    { label: 'GET /api/posts, 15 items (1,000 posts)', target: service, requests: postsRequest },
+    { label: 'GET /api/posts, 15 items (100,000 posts)', target: largeService, requests: postsRequest },
+  );
+  rows.push({ scenario: 'GET /api/posts with 100,000 posts', measured: postsLarge, against: 'with 1,000 posts', ratio: postsLarge.rps / postsSmall.rps, target: 0.5, higherIsBetter: true });
+  const [userSmall, userLarge] = await compare(
+    { label: 'GET /api/user (100 tokens)', target: service, requests: userRequest(small) },
+    { label: 'GET /api/user (100,000 tokens)', target: largeService, requests: userRequest(large) },
+  );
+  await stop(largeService);
+  rows.push({ scenario: 'token validation with 100,000 tokens', measured: userLarge, against: 'with 100 tokens', ratio: userLarge.rps / userSmall.rps, target: 0.9, higherIsBetter: true });
 
   // --- logins: POST /api/tokens against raw argon2id in the same process, and reads meanwhile ---
   service.process.send({ type: 'argon2', concurrency: LOGIN_CONNECTIONS, seconds: SECONDS } satisfies ParentMessage);
@@ -155,24 +198,21 @@ async function main(): Promise<void> {
     }),
   );
   log(`argon2id verify in the service process, ${LOGIN_CONNECTIONS} at a time: ${argon2.perSecond.toFixed(1)} /s through the service's verifyPassword, ${argon2.libraryPerSecond.toFixed(1)} /s calling @node-rs/argon2 directly`);
-  const logins = await measure('POST /api/tokens', service, loginRequest, LOGIN_CONNECTIONS);
+  await load({ origin: service.origin, requests: loginRequest, seconds: WARMUP, connections: LOGIN_CONNECTIONS });
+  const logins = await once(service, loginRequest, SECONDS, LOGIN_CONNECTIONS);
+  report('POST /api/tokens', logins);
   rows.push({ scenario: 'POST /api/tokens', measured: logins, against: 'raw argon2id verify', ratio: logins.rps / argon2.perSecond, target: 0.8, higherIsBetter: true });
 
+  // Reads alone, then the same reads while logins flood the service, measured back to back.
+  const userAlone = await once(service, userRequest(small), SECONDS, CONNECTIONS);
   const flood = load({ origin: service.origin, requests: loginRequest, seconds: SECONDS + 2, connections: LOGIN_CONNECTIONS });
   await sleep(1000);
-  const userDuringFlood = await load({ origin: service.origin, requests: userRequest(small), seconds: SECONDS, connections: CONNECTIONS });
+  const userDuringFlood = await once(service, userRequest(small), SECONDS, CONNECTIONS);
   const floodResult = await flood;
-  log(`GET /api/user during a login flood: ${fmt(userDuringFlood.rps)} req/s, p50 ${userDuringFlood.p50ms.toFixed(2)} ms, p99 ${userDuringFlood.p99ms.toFixed(2)} ms${problems(userDuringFlood)} (logins meanwhile: ${fmt(floodResult.rps)} /s)`);
-  rows.push({ scenario: 'GET /api/user during a login flood', measured: userDuringFlood, against: 'GET /api/user alone', ratio: userDuringFlood.rps / user.rps, target: 0.3, higherIsBetter: true });
+  report('GET /api/user alone', userAlone);
+  report(`GET /api/user during a login flood (logins meanwhile: ${fmt(floodResult.rps)} /s)`, userDuringFlood);
+  rows.push({ scenario: 'GET /api/user during a login flood', measured: userDuringFlood, against: 'GET /api/user alone', ratio: userDuringFlood.rps / userAlone.rps, target: 0.3, higherIsBetter: true });
   await stop(service);
-
-  // --- the same reads with 100,000 posts and 100,000 tokens ---
-  const largeService = await startService(join(dir, 'large.db'));
-  const userLarge = await measure('GET /api/user (100,000 tokens)', largeService, userRequest(large));
-  const postsLarge = await measure('GET /api/posts, 15 items (100,000 posts)', largeService, postsRequest);
-  await stop(largeService);
-  rows.push({ scenario: 'GET /api/posts with 100,000 posts', measured: postsLarge, against: 'with 1,000 posts', ratio: postsLarge.rps / posts.rps, target: 0.5, higherIsBetter: true });
-  rows.push({ scenario: 'token validation with 100,000 tokens', measured: userLarge, against: 'with 100 tokens', ratio: userLarge.rps / user.rps, target: 0.9, higherIsBetter: true });
 
   // --- resident memory under a steady mixed load, on a fresh process ---
   const steady = await startService(join(dir, 'small.db'));
@@ -195,7 +235,8 @@ async function main(): Promise<void> {
   rows.push({ scenario: `RSS after ${second} s of load`, measured: rssSecond, against: `after ${first} s (${rssFirst.toFixed(1)} MiB)`, ratio: rssSecond / rssFirst, target: 1.1, higherIsBetter: false });
 
   printTable(rows);
-  const errors = [bareUser, user, barePosts, posts, logins, userDuringFlood, userLarge, postsLarge, steadyResult].reduce((n, r) => n + r.errors + r.non2xx, 0);
+  const all = [bareUser, user, barePosts, posts, postsSmall, postsLarge, userSmall, userLarge, logins, userAlone, userDuringFlood, steadyResult];
+  const errors = all.reduce((n, r) => n + r.errors + r.non2xx, 0);
   if (errors > 0) console.log(`\nWARNING: ${errors} requests failed or were not 2xx; the figures above are not trustworthy.`);
   console.log(`\nTotal time ${((Date.now() - started) / 1000).toFixed(0)} s; load average after: ${loadavg().map((n) => n.toFixed(2)).join(', ')}.`);
 }
