@@ -2,7 +2,7 @@
 // wrk is preferred because it is written in C: a load generator that saturates a core of its
 // own would make the bare server look slower and every ratio look better than it is.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -24,11 +24,10 @@ const WRK = '/usr/bin/wrk';
 export const loadTool = existsSync(WRK) ? 'wrk' : 'autocannon';
 
 const run = promisify(execFile);
-const scripts = mkdtempSync(join(tmpdir(), 'tessera-bench-wrk-'));
-let scriptCount = 0;
 
 const lua = (value: string) => JSON.stringify(value);
 
+/** Writes the Lua script for these requests into a new directory and returns the directory. */
 function wrkScript(origin: string, requests: Request[]): string {
   const lines = [
     'local requests = {}',
@@ -49,17 +48,21 @@ function wrkScript(origin: string, requests: Request[]): string {
     '    summary.requests, summary.duration, e.connect + e.read + e.write + e.timeout, e.status, latency:percentile(50), latency:percentile(99)))',
     'end',
   ];
-  scriptCount += 1;
-  const path = join(scripts, `scenario-${scriptCount}.lua`);
-  writeFileSync(path, lines.join('\n'));
-  return path;
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-bench-wrk-'));
+  writeFileSync(join(dir, 'scenario.lua'), lines.join('\n'));
+  return dir;
 }
 
 async function withWrk(options: LoadOptions): Promise<LoadResult> {
-  const script = wrkScript(options.origin, options.requests);
-  const { stdout } = await run(WRK, ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--timeout', '10s', '-s', script, options.origin], {
-    timeout: (options.seconds + 30) * 1000,
-  });
+  const dir = wrkScript(options.origin, options.requests);
+  let stdout: string;
+  try {
+    ({ stdout } = await run(WRK, ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--timeout', '10s', '-s', join(dir, 'scenario.lua'), options.origin], {
+      timeout: (options.seconds + 30) * 1000,
+    }));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
   const line = stdout.split('\n').find((l) => l.startsWith('BENCH_JSON '));
   if (line === undefined) throw new Error(`wrk gave no result:\n${stdout}`);
   const r = JSON.parse(line.slice('BENCH_JSON '.length)) as { requests: number; duration_us: number; errors: number; non2xx: number; p50_us: number; p99_us: number };
