@@ -1,6 +1,6 @@
 // Builds the application: shared plugins first, then the API, the pages and the panel.
 // It never listens: server.ts does, and tests call app.inject().
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import sjson from 'secure-json-parse';
@@ -16,9 +16,10 @@ import { errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { requestLogPlugin } from './plugins/request-log.js';
 import { serverLimitOptions } from './plugins/server-limits.js';
-import { sessionPlugin } from './plugins/session.js';
+import { securityHeadersPlugin } from './plugins/security-headers.js';
+import { cookiePlugin, sessionPlugin } from './plugins/session.js';
 import { corsPlugin } from './plugins/cors.js';
-import { csrfCookieRoutes, statefulPlugin } from './plugins/stateful.js';
+import { csrfCookieRoutes, statefulPageHooks, statefulPlugin } from './plugins/stateful.js';
 import { viewsPlugin } from './plugins/views.js';
 import { openapiPlugin } from './plugins/openapi.js';
 import { webGuards } from './plugins/web-guard.js';
@@ -33,6 +34,8 @@ export type BuildOptions = {
   loggerStream?: { write(line: string): void };
   /** The mail transport (tests); otherwise the one MAIL_MAILER names. */
   mailer?: Mailer;
+  /** More routes inside the browser scope, with the session but no web guard (tests only). */
+  browserRoutes?: FastifyPluginAsync;
 };
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -77,26 +80,32 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(formbody, { bodyLimit: config.bodyLimit });
 
   await app.register(errorsPlugin);
+  await app.register(securityHeadersPlugin);
   await app.register(requestLogPlugin);
   await app.register(apiGuardPlugin);
   // After the API guard, before the routes: its onRoute hook adds the limits to each /api route.
   await app.register(rateLimitPlugin);
 
-  // First-party SPAs and CORS. Before the session plugin: the SPA hook that renews the XSRF
-  // cookie must run before the session is saved.
+  // First-party SPAs and CORS; cookies are parsed everywhere (the SPA check reads the session cookie).
   await app.register(corsPlugin);
+  await app.register(cookiePlugin);
   await app.register(statefulPlugin);
-  await app.register(sessionPlugin);
   await app.register(viewsPlugin);
 
   // Before the API routes: the OpenAPI document is collected from onRoute.
   await app.register(openapiPlugin);
 
   await app.register(healthRoutes);
-  await app.register(csrfCookieRoutes);
   await app.register(apiRoutes, { prefix: '/api' });
-  // Pages and the panel: every route in this scope declares a web guard.
+  // Pages, the panel and the SPA's CSRF cookie: the session runs here only, and every route in
+  // this scope declares a web guard. The SPA hook that renews the XSRF cookie is registered
+  // before the session plugin: it must run before the session is saved.
   await app.register(async (browser) => {
+    await statefulPageHooks(browser);
+    await browser.register(sessionPlugin);
+    await browser.register(csrfCookieRoutes);
+    // Test routes come before the guards: they set up state, they are not pages.
+    if (options.browserRoutes !== undefined) await browser.register(options.browserRoutes);
     await webGuards(browser);
     await browser.register(webRoutes);
     await browser.register(adminRoutes, { prefix: '/admin' });

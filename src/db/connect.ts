@@ -41,6 +41,31 @@ function sqlitePath(url: string): string {
   return path === ':memory:' || path === '' ? ':memory:' : resolve(path);
 }
 
+// Kysely's SQLite driver prepares every statement anew (~25 µs each); the app runs a few dozen
+// distinct statements, so each is prepared once and kept (least recently used beyond 256).
+// Reusing a statement is safe: the driver runs one query at a time on its single connection.
+function withStatementCache(handle: SQLite.Database, size = 256): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = (source: string): SQLite.Statement => {
+    let statement = cache.get(source);
+    if (statement !== undefined) {
+      cache.delete(source);
+    } else {
+      statement = handle.prepare(source);
+      if (cache.size >= size) cache.delete(cache.keys().next().value as string);
+    }
+    cache.set(source, statement);
+    return statement;
+  };
+  return new Proxy(handle, {
+    get(target, property) {
+      if (property === 'prepare') return prepare;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 /** Connects to the database named by `url` (sqlite:./file.db, sqlite::memory:, postgres://…). */
 export function connect(url: string, options: ConnectOptions = {}): Db {
   if (url.startsWith('sqlite:')) {
@@ -53,7 +78,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     handle.pragma('synchronous = NORMAL');
     handle.pragma('foreign_keys = ON');
     handle.pragma('busy_timeout = 5000');
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
     return {
       kysely,
       dialect: 'sqlite',

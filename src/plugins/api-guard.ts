@@ -1,6 +1,6 @@
 // Authentication of API routes. Every /api route declares `config.auth` (see RouteAuth); one
 // without it stops the app at start-up, so no route is public by accident.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { can } from '../modules/tokens/abilities.js';
 import { forbidden, unauthenticated } from '../modules/shared/errors.js';
@@ -19,7 +19,7 @@ export function bearerToken(request: FastifyRequest): string | null {
 }
 
 /** A hook that resolves the caller some other way (first-party session cookies); null if none. */
-export type CallerResolver = (request: FastifyRequest) => Promise<ApiCaller | null>;
+export type CallerResolver = (request: FastifyRequest, reply: FastifyReply) => Promise<ApiCaller | null>;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -32,7 +32,7 @@ export const apiGuardPlugin = fp(async (app: FastifyInstance) => {
   app.decorateRequest('caller', null);
   app.decorate<CallerResolver[]>('apiCallerResolvers', []);
 
-  const resolve = async (request: FastifyRequest): Promise<ApiCaller | null | 'invalid'> => {
+  const resolve = async (request: FastifyRequest, reply: FastifyReply): Promise<ApiCaller | null | 'invalid'> => {
     const token = bearerToken(request);
     if (token !== null) {
       // A bearer token is authoritative: whatever cookies come with it are ignored.
@@ -41,7 +41,7 @@ export const apiGuardPlugin = fp(async (app: FastifyInstance) => {
     }
     if (request.headers.authorization !== undefined) return 'invalid';
     for (const resolver of app.apiCallerResolvers) {
-      const caller = await resolver(request);
+      const caller = await resolver(request, reply);
       if (caller !== null) return caller;
     }
     return null;
@@ -57,8 +57,8 @@ export const apiGuardPlugin = fp(async (app: FastifyInstance) => {
     // still count it).
     const hooks = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
     route.preValidation = [
-      async (request: FastifyRequest) => {
-        const caller = await resolve(request);
+      async (request: FastifyRequest, reply: FastifyReply) => {
+        const caller = await resolve(request, reply);
         if (caller === 'invalid' || caller === null) {
           // An optional token that is present but bad is still an error: a client sending a
           // revoked token should learn so rather than silently get the anonymous answer.

@@ -1,10 +1,17 @@
 // Cookies, server-side sessions (stored in the application database) and CSRF protection.
-// Sessions are created only when something is stored in them (saveUninitialized: false), so API
-// calls and anonymous page views leave no rows behind.
+// Sessions are created only when something is stored in them (saveUninitialized: false), so
+// anonymous page views leave no rows behind.
+//
+// The session plugin runs on the pages and the panel only (the browser scope in app.ts). The
+// JSON API never pays for it: @fastify/session builds and signs a session for every request it
+// sees, which cost a third of the throughput of an authenticated API read. A first-party SPA's
+// API request reads its session on demand with readSession().
+import type { FastifyRequest } from 'fastify';
 import { deriveKey } from '../modules/shared/keys.js';
-import cookie from '@fastify/cookie';
+import cookie, { Signer } from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import session, { type SessionStore } from '@fastify/session';
+import type { Session } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
@@ -27,11 +34,37 @@ declare module 'fastify' {
 // Lives in modules/ so that services (signed links) derive keys without importing Fastify.
 export { deriveKey } from '../modules/shared/keys.js';
 
+/** Cookie parsing and signing, for every route (the SPA check reads the session cookie). */
+export const cookiePlugin = fp(async (app: FastifyInstance) => {
+  await app.register(cookie, { secret: deriveKey(app.config.appKey, 'cookies').toString('hex') });
+});
+
+const sessionSecret = (appKey: Buffer): string => deriveKey(appKey, 'session').toString('hex');
+
+/** A session's stored data, as the store returns it. */
+export type StoredSessionData = Partial<Pick<Session, 'userId' | 'adminUserId' | '_csrf'>>;
+
+/**
+ * The session of a request outside the browser scope (a first-party SPA calling /api): the
+ * signed cookie is checked with the session plugin's own signer, then the row is read. Null when
+ * there is no cookie, its signature is wrong, or the session has ended.
+ */
+export async function readSession(app: FastifyInstance, request: FastifyRequest): Promise<StoredSessionData | null> {
+  const raw = request.cookies?.[SESSION_COOKIE];
+  if (raw === undefined || raw === '') return null;
+  const unsigned = new Signer(sessionSecret(app.config.appKey)).unsign(raw);
+  if (!unsigned.valid || unsigned.value === null) return null;
+  const sessionId = unsigned.value;
+  return new Promise((resolve) => {
+    app.services.sessions.get(sessionId, (error, data) => resolve(error || data == null ? null : (data as StoredSessionData)));
+  });
+}
+
+/** Server-side sessions and CSRF tokens: registered in the browser scope only. */
 export const sessionPlugin = fp(async (app: FastifyInstance) => {
   const secure = app.config.appUrl.startsWith('https:');
-  await app.register(cookie, { secret: deriveKey(app.config.appKey, 'cookies').toString('hex') });
   await app.register(session, {
-    secret: deriveKey(app.config.appKey, 'session').toString('hex'),
+    secret: sessionSecret(app.config.appKey),
     cookieName: SESSION_COOKIE,
     // The store keeps the session's JSON form; @fastify/session rebuilds the Session from it.
     store: app.services.sessions as unknown as SessionStore,

@@ -3,8 +3,10 @@
 // authenticated by the session cookie; any other origin never is. Cookie-authenticated writes
 // must echo the XSRF-TOKEN cookie as the X-XSRF-TOKEN header. GET /sanctum/csrf-cookie starts it.
 //
-// statefulPlugin is registered before the session plugin: its onSend hook may create the
-// session's CSRF secret, and must run before the session's own onSend hook saves the session.
+// statefulPlugin (root) resolves API callers from the session, read on demand (the session
+// plugin itself runs on the browser routes only). statefulPageHooks runs in the browser scope,
+// registered before the session plugin there: its onSend hook may create the session's CSRF
+// secret, and must run before the session's own onSend hook saves the session.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { User } from '../db/types.js';
@@ -12,6 +14,7 @@ import type { AuthUser } from '../modules/tokens/tokens.service.js';
 import { NoContent } from '../http/api/schemas.js';
 import { bearerToken } from './api-guard.js';
 import { assertCsrf } from './web-guard.js';
+import { SESSION_COOKIE, readSession, type StoredSessionData } from './session.js';
 
 export const XSRF_COOKIE = 'XSRF-TOKEN';
 export const CSRF_COOKIE_PATH = '/sanctum/csrf-cookie';
@@ -69,29 +72,62 @@ function setXsrfCookie(app: FastifyInstance, reply: FastifyReply): void {
 export const statefulPlugin = fp(
   async (app: FastifyInstance) => {
     const domains = app.config.statefulDomains;
+    const lifetimeMs = app.config.sessionLifetimeMinutes * 60_000;
 
-    app.apiCallerResolvers.push(async (request) => {
+    app.apiCallerResolvers.push(async (request, reply) => {
       // The api guard asks only when no Authorization header came: a bearer token always wins.
       if (bearerToken(request) !== null || !isFromStatefulFrontend(request, domains)) return null;
-      const id = request.session?.userId;
-      if (typeof id !== 'number') return null;
+      const session = await readSession(app, request);
+      const id = session?.userId;
+      if (session === null || typeof id !== 'number') return null;
       // A cookie rides along on a forged cross-site form post; the XSRF header cannot.
-      if (UNSAFE.has(request.method)) assertCsrf(request);
+      if (UNSAFE.has(request.method)) assertCsrf(request, session._csrf);
       const user = await app.services.users.findById(id);
       if (user === undefined) return null;
+      await keepSessionAlive(app, request, reply, session, lifetimeMs);
       return { user: authUser(user), tokenId: null, abilities: ['*'] };
-    });
-
-    // As Laravel does, every answer to a logged-in SPA carries a current XSRF token: a login
-    // renews the session (and its CSRF secret), and the SPA's next write must still pass.
-    app.addHook('onSend', async (request, reply, payload) => {
-      if (request.session?.userId === undefined || !isFromStatefulFrontend(request, domains)) return payload;
-      setXsrfCookie(app, reply);
-      return payload;
     });
   },
   { name: 'stateful' },
 );
+
+// The idle lifetime restarts with use, as on the pages: at most once a minute the row's expiry
+// moves forward and the cookie is sent again with a fresh Max-Age.
+async function keepSessionAlive(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  session: StoredSessionData & { cookie?: { expires?: string | null } },
+  lifetimeMs: number,
+): Promise<void> {
+  const now = Date.now();
+  const expires = session.cookie?.expires == null ? 0 : Date.parse(session.cookie.expires);
+  if (expires - now > lifetimeMs - 60_000) return;
+  const raw = request.cookies[SESSION_COOKIE];
+  const sessionId = raw === undefined ? null : raw.slice(0, raw.lastIndexOf('.'));
+  if (raw === undefined || sessionId === null) return;
+  const renewed = { ...session, cookie: { ...session.cookie, expires: new Date(now + lifetimeMs).toISOString() } };
+  await new Promise<void>((resolve) => app.services.sessions.set(sessionId, renewed, () => resolve()));
+  void reply.setCookie(SESSION_COOKIE, raw, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: app.config.appUrl.startsWith('https:'),
+    maxAge: lifetimeMs / 1000,
+  });
+}
+
+/** Browser-scope hooks for SPAs: every answer to a logged-in SPA carries a current XSRF token. */
+export async function statefulPageHooks(app: FastifyInstance): Promise<void> {
+  const domains = app.config.statefulDomains;
+  // As Laravel does: a login renews the session (and its CSRF secret), and the SPA's next write
+  // must still pass.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.session?.userId === undefined || !isFromStatefulFrontend(request, domains)) return payload;
+    setXsrfCookie(app, reply);
+    return payload;
+  });
+}
 
 /** GET /sanctum/csrf-cookie: how an SPA starts (registered with the routes, so it is documented). */
 export async function csrfCookieRoutes(app: FastifyInstance): Promise<void> {

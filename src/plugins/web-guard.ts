@@ -43,9 +43,8 @@ function tokenOf(request: FastifyRequest): string | undefined {
   return typeof header === 'string' ? header : undefined;
 }
 
-/** Throws 419 unless the request carries the CSRF token of its session. */
-export function assertCsrf(request: FastifyRequest): void {
-  const secret = request.session?._csrf;
+/** Throws 419 unless the request carries the CSRF token of its session (or of `secret`). */
+export function assertCsrf(request: FastifyRequest, secret: unknown = request.session?._csrf): void {
   const token = tokenOf(request);
   if (typeof secret !== 'string' || token === undefined || !csrfTokens.verify(secret, token)) {
     throw new AppError(419, 'CSRF token mismatch.');

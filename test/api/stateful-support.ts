@@ -8,7 +8,7 @@ import { createTestDatabase, testConfig, type TestApp } from '../helpers.js';
 export const TEST_LOGIN_PATH = '/__test__/login';
 
 /** Test-only: logs user `id` in on the site session, as the login action does (new session id). */
-export function addTestLogin(app: FastifyInstance): void {
+export async function addTestLogin(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { id: string } }>(`${TEST_LOGIN_PATH}/:id`, { config: { auth: 'public' } }, async (request, reply) => {
     await request.session.regenerate();
     request.session.userId = Number(request.params.id);
@@ -20,8 +20,8 @@ export function addTestLogin(app: FastifyInstance): void {
 export async function buildStatefulApp(env: Record<string, string>): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig(env);
-  const app = await buildApp(config, { db: database.db });
-  addTestLogin(app);
+  // In the browser scope, where the session lives (buildApp's test seam).
+  const app = await buildApp(config, { db: database.db, browserRoutes: addTestLogin });
   await app.ready();
   return {
     app,

@@ -9,7 +9,7 @@ import { ValidationError, forbidden, notFound } from '../../modules/shared/error
 import { canAccessPanel } from '../../modules/users/users.service.js';
 import type { ApiCaller } from '../../plugins/types.js';
 import { pageLinks } from './pagination.js';
-import { NoContent, errorResponses } from './schemas.js';
+import { NoContent, NullableTimestamp, errorResponses } from './schemas.js';
 
 const LOCALE_PATTERN = '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$';
 const Status = Type.Union([Type.Literal('draft'), Type.Literal('published'), Type.Literal('archived')]);
@@ -30,7 +30,7 @@ const PostItem = Type.Object(
     excerpt: Type.String(),
     locale: Type.String(),
     status: Type.String(),
-    published_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    published_at: NullableTimestamp(),
     author: Author,
   },
   { $id: 'PostItem' },
