@@ -8,6 +8,7 @@ import * as auditLogsTable from './migrations/2026_11_22_000401_create_audit_log
 import * as passwordResetTokensTable from './migrations/2026_11_22_300001_create_password_reset_tokens_table.js';
 import * as rememberTokensTable from './migrations/2026_11_22_300002_create_remember_tokens_table.js';
 import * as rateLimitsTable from './migrations/2026_11_22_600001_create_rate_limits_table.js';
+import * as postCountsTable from './migrations/2026_11_22_700001_create_post_counts_table.js';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000001_create_core_tables': coreTables,
@@ -16,6 +17,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_300001_create_password_reset_tokens_table': passwordResetTokensTable,
   '2026_11_22_300002_create_remember_tokens_table': rememberTokensTable,
   '2026_11_22_600001_create_rate_limits_table': rateLimitsTable,
+  '2026_11_22_700001_create_post_counts_table': postCountsTable,
 };
 
 /** Applies every pending migration; throws on the first failure. */

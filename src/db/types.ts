@@ -104,10 +104,18 @@ export interface RateLimitsTable {
   reset_at: number;
 }
 
+/** Maintained by triggers (migration 2026_11_22_700001): posts per status and locale. */
+export interface PostCountsTable {
+  status: string;
+  locale: string;
+  n: number;
+}
+
 export interface Database {
   users: UsersTable;
   personal_access_tokens: PersonalAccessTokensTable;
   posts: PostsTable;
+  post_counts: PostCountsTable;
   settings: SettingsTable;
   sessions: SessionsTable;
   password_reset_tokens: PasswordResetTokensTable;

@@ -1,6 +1,6 @@
 // Post shapes for responses: list items, and the single post with its body rendered.
 import { renderMarkdown } from './markdown.js';
-import type { PostWithAuthor } from './posts.repository.js';
+import type { PostListRow, PostWithAuthor } from './posts.repository.js';
 
 export type PostListItem = {
   id: number;
@@ -15,7 +15,7 @@ export type PostListItem = {
 
 export type PostDetail = PostListItem & { body: string; body_html: string };
 
-export function presentPostItem(post: PostWithAuthor): PostListItem {
+export function presentPostItem(post: PostListRow): PostListItem {
   return {
     id: post.id,
     title: post.title,

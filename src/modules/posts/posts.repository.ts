@@ -16,16 +16,36 @@ function filtered(db: Q, filter: ListFilter) {
   return query;
 }
 
+/**
+ * How many posts the filter matches: the trigger-kept count of the (status, locale), less — for
+ * published posts — those scheduled for later (a short range of the listing index).
+ */
 export async function countPosts(db: Q, filter: ListFilter): Promise<number> {
-  const row = await filtered(db, filter).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
-  return Number(row.n);
+  const kept = await db
+    .selectFrom('post_counts')
+    .select('n')
+    .where('status', '=', filter.status)
+    .where('locale', '=', filter.locale)
+    .executeTakeFirst();
+  const total = Number(kept?.n ?? 0);
+  if (filter.status !== 'published' || total === 0) return Math.max(0, total);
+  const scheduled = await db
+    .selectFrom('posts')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('status', '=', 'published')
+    .where('locale', '=', filter.locale)
+    .where('published_at', '>', filter.now)
+    .executeTakeFirstOrThrow();
+  return Math.max(0, total - Number(scheduled.n));
 }
 
-/** One page, newest first (published_at, then id). */
-export function listPosts(db: Q, filter: ListFilter, limit: number, offset: number): Promise<PostWithAuthor[]> {
+export type PostListRow = Omit<PostWithAuthor, 'body' | 'created_at' | 'updated_at'>;
+
+/** One page, newest first (published_at, then id), without the bodies. */
+export function listPosts(db: Q, filter: ListFilter, limit: number, offset: number): Promise<PostListRow[]> {
   return filtered(db, filter)
     .leftJoin('users', 'users.id', 'posts.author_id')
-    .selectAll('posts')
+    .select(['posts.id', 'posts.author_id', 'posts.title', 'posts.slug', 'posts.excerpt', 'posts.locale', 'posts.status', 'posts.published_at'])
     .select('users.name as author_name')
     .orderBy('posts.published_at', 'desc')
     .orderBy('posts.id', 'desc')

@@ -13,6 +13,7 @@ import {
   listPosts,
   slugTaken,
   updatePost,
+  type PostListRow,
   type PostStatus,
   type PostWithAuthor,
 } from './posts.repository.js';
@@ -35,7 +36,7 @@ export class PostService {
   constructor(private readonly db: Db) {}
 
   /** One page of posts of a status and locale, newest first, with the total for the envelope. */
-  async list(filter: { status: PostStatus; locale: string; page: number; perPage: number }): Promise<Page<PostWithAuthor>> {
+  async list(filter: { status: PostStatus; locale: string; page: number; perPage: number }): Promise<Page<PostListRow>> {
     const where = { status: filter.status, locale: filter.locale, now: new Date().toISOString() };
     const [total, items] = await Promise.all([
       countPosts(this.db.kysely, where),
