@@ -1,7 +1,29 @@
 // Password hashing: argon2id for every new hash; bcrypt ($2y$/$2b$/$2a$) hashes from a Laravel
 // import still verify and are rehashed to argon2id at the next successful login.
+import { availableParallelism } from 'node:os';
 import { hash, verify } from '@node-rs/argon2';
 import bcrypt from 'bcryptjs';
+
+// At most one argon2 computation per core at a time. libuv's pool has four threads: on a small
+// machine four hashes at once take every core from the event loop, and a flood of logins then
+// starves every other request. With one per core the logins still use all the cores, and the
+// event loop keeps a fair share. Waiters are served in order.
+const MAX_CONCURRENT_HASHES = Math.max(1, availableParallelism());
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function withHashSlot<T>(work: () => Promise<T>): Promise<T> {
+  if (running < MAX_CONCURRENT_HASHES) running += 1;
+  else await new Promise<void>((resolve) => waiting.push(resolve));
+  try {
+    return await work();
+  } finally {
+    // The slot passes straight to the next waiter, so no newcomer can slip in between.
+    const next = waiting.shift();
+    if (next === undefined) running -= 1;
+    else next();
+  }
+}
 
 // OWASP's minimum for argon2id is m=19 MiB, t=2, p=1. The hashing runs on libuv's thread pool,
 // off the event loop.
@@ -11,7 +33,7 @@ const CURRENT_PREFIX = `$argon2id$v=19$m=${ARGON2_OPTIONS.memoryCost},t=${ARGON2
 
 /** Hashes a password with the current argon2id parameters. */
 export function hashPassword(password: string): Promise<string> {
-  return hash(password, ARGON2_OPTIONS);
+  return withHashSlot(() => hash(password, ARGON2_OPTIONS));
 }
 
 export const BCRYPT_MAX_BYTES = 72;
@@ -30,7 +52,7 @@ export async function verifyPassword(stored: string, password: string): Promise<
       if (Buffer.byteLength(password, 'utf8') > BCRYPT_MAX_BYTES) return false;
       return await bcrypt.compare(password, stored.replace(/^\$2y\$/, '$2b$'));
     }
-    if (stored.startsWith('$argon2')) return await verify(stored, password);
+    if (stored.startsWith('$argon2')) return await withHashSlot(() => verify(stored, password));
     return false;
   } catch {
     return false;
@@ -50,6 +72,7 @@ let dummyHash: Promise<string> | null = null;
  */
 export async function verifyDummy(password: string): Promise<false> {
   dummyHash ??= hashPassword('tessera-dummy-password-for-timing');
-  await verify(await dummyHash, password).catch(() => false);
+  const stored = await dummyHash;
+  await withHashSlot(() => verify(stored, password)).catch(() => false);
   return false;
 }
