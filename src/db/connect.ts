@@ -141,12 +141,21 @@ export async function writeTransaction<T>(db: Db, fn: (trx: Kysely<Database> | T
  * A statement compiled once and prepared once per driver, for the few queries on the hot path
  * (token lookup). Kysely compiles and better-sqlite3 re-prepares on every call otherwise.
  */
-export type Prepared<Row> = { first(params: readonly unknown[]): Promise<Row | undefined> };
+export type Prepared<Row> = {
+  first(params: readonly unknown[]): Promise<Row | undefined>;
+  all(params: readonly unknown[]): Promise<Row[]>;
+};
 
 export function prepare<Row>(db: Db, name: string, query: CompiledQuery): Prepared<Row> {
-  if (db.sqlite !== null) {
-    const statement = db.sqlite.prepare(query.sql);
-    return { first: async (params) => statement.get(...params) as Row | undefined };
+  const sqlite = db.sqlite;
+  if (sqlite !== null) {
+    // Prepared at first use, so a service can be built before the migrations have run.
+    let statement: SQLite.Statement | null = null;
+    const ready = () => (statement ??= sqlite.prepare(query.sql));
+    return {
+      first: async (params) => ready().get(...params) as Row | undefined,
+      all: async (params) => ready().all(...params) as Row[],
+    };
   }
   const pool = db.pool;
   if (pool === null) throw new Error('no driver');
@@ -156,5 +165,6 @@ export function prepare<Row>(db: Db, name: string, query: CompiledQuery): Prepar
       const result = await pool.query({ name, text: query.sql, values: params as unknown[] });
       return result.rows[0] as Row | undefined;
     },
+    all: async (params) => (await pool.query({ name, text: query.sql, values: params as unknown[] })).rows as Row[],
   };
 }

@@ -1,5 +1,6 @@
 // Queries on posts. The public list and its count both run on posts_listing_index.
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
+import { prepare, type Db, type Prepared } from '../../db/connect.js';
 import type { Database, NewPost, Post } from '../../db/types.js';
 
 type Q = Kysely<Database>;
@@ -21,21 +22,9 @@ function filtered(db: Q, filter: ListFilter) {
  * published posts — those scheduled for later (a short range of the listing index).
  */
 export async function countPosts(db: Q, filter: ListFilter): Promise<number> {
-  const kept = await db
-    .selectFrom('post_counts')
-    .select('n')
-    .where('status', '=', filter.status)
-    .where('locale', '=', filter.locale)
-    .executeTakeFirst();
-  const total = Number(kept?.n ?? 0);
-  if (filter.status !== 'published' || total === 0) return Math.max(0, total);
-  const scheduled = await db
-    .selectFrom('posts')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('status', '=', 'published')
-    .where('locale', '=', filter.locale)
-    .where('published_at', '>', filter.now)
-    .executeTakeFirstOrThrow();
+  const total = Number((await keptQuery(db, filter).executeTakeFirst())?.n ?? 0);
+  if (filter.status !== 'published' || total <= 0) return Math.max(0, total);
+  const scheduled = await scheduledQuery(db, filter).executeTakeFirstOrThrow();
   return Math.max(0, total - Number(scheduled.n));
 }
 
@@ -43,6 +32,10 @@ export type PostListRow = Omit<PostWithAuthor, 'body' | 'created_at' | 'updated_
 
 /** One page, newest first (published_at, then id), without the bodies. */
 export function listPosts(db: Q, filter: ListFilter, limit: number, offset: number): Promise<PostListRow[]> {
+  return listQuery(db, filter, limit, offset).execute();
+}
+
+function listQuery(db: Q, filter: ListFilter, limit: number, offset: number) {
   return filtered(db, filter)
     .leftJoin('users', 'users.id', 'posts.author_id')
     .select(['posts.id', 'posts.author_id', 'posts.title', 'posts.slug', 'posts.excerpt', 'posts.locale', 'posts.status', 'posts.published_at'])
@@ -50,8 +43,59 @@ export function listPosts(db: Q, filter: ListFilter, limit: number, offset: numb
     .orderBy('posts.published_at', 'desc')
     .orderBy('posts.id', 'desc')
     .limit(limit)
-    .offset(offset)
-    .execute();
+    .offset(offset);
+}
+
+function scheduledQuery(db: Q, filter: ListFilter) {
+  return db
+    .selectFrom('posts')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('status', '=', 'published')
+    .where('locale', '=', filter.locale)
+    .where('published_at', '>', filter.now);
+}
+
+function keptQuery(db: Q, filter: Pick<ListFilter, 'status' | 'locale'>) {
+  return db.selectFrom('post_counts').select('n').where('status', '=', filter.status).where('locale', '=', filter.locale);
+}
+
+/**
+ * The public list (published posts of a locale) with its three statements compiled and prepared
+ * once: it is the busiest read of the API, and building and compiling the queries cost more than
+ * running them.
+ */
+export class PublishedListing {
+  private readonly page: Prepared<PostListRow>;
+  private readonly kept: Prepared<{ n: number | string }>;
+  private readonly scheduled: Prepared<{ n: number | string }>;
+
+  constructor(db: Db) {
+    const sample: ListFilter = { status: 'published', locale: '\u0000locale', now: '\u0000now' };
+    const page = listQuery(db.kysely, sample, 15, 0).compile();
+    const kept = keptQuery(db.kysely, sample).compile();
+    const scheduled = scheduledQuery(db.kysely, sample).compile();
+    // The parameters are passed by position: make sure the compiled order is the assumed one.
+    const expect = (query: CompiledQuery, order: unknown[]) => {
+      if (JSON.stringify(query.parameters) !== JSON.stringify(order)) throw new Error(`unexpected parameter order: ${query.sql}`);
+    };
+    expect(page, ['published', sample.locale, sample.now, 15, 0]);
+    expect(kept, ['published', sample.locale]);
+    expect(scheduled, ['published', sample.locale, sample.now]);
+    this.page = prepare(db, 'published_posts_page', page);
+    this.kept = prepare(db, 'published_posts_kept', kept);
+    this.scheduled = prepare(db, 'published_posts_scheduled', scheduled);
+  }
+
+  list(locale: string, now: string, limit: number, offset: number): Promise<PostListRow[]> {
+    return this.page.all(['published', locale, now, limit, offset]);
+  }
+
+  async count(locale: string, now: string): Promise<number> {
+    const total = Number((await this.kept.first(['published', locale]))?.n ?? 0);
+    if (total <= 0) return 0;
+    const scheduled = Number((await this.scheduled.first(['published', locale, now]))?.n ?? 0);
+    return Math.max(0, total - scheduled);
+  }
 }
 
 export function findPostBySlug(db: Q, slug: string): Promise<PostWithAuthor | undefined> {

@@ -13,6 +13,7 @@ import {
   listPosts,
   slugTaken,
   updatePost,
+  PublishedListing,
   type PostListRow,
   type PostStatus,
   type PostWithAuthor,
@@ -33,15 +34,20 @@ export type PostInput = {
 export type Page<T> = { items: T[]; total: number; page: number; perPage: number; lastPage: number };
 
 export class PostService {
-  constructor(private readonly db: Db) {}
+  private readonly published: PublishedListing;
+
+  constructor(private readonly db: Db) {
+    this.published = new PublishedListing(db);
+  }
 
   /** One page of posts of a status and locale, newest first, with the total for the envelope. */
   async list(filter: { status: PostStatus; locale: string; page: number; perPage: number }): Promise<Page<PostListRow>> {
     const where = { status: filter.status, locale: filter.locale, now: new Date().toISOString() };
-    const [total, items] = await Promise.all([
-      countPosts(this.db.kysely, where),
-      listPosts(this.db.kysely, where, filter.perPage, (filter.page - 1) * filter.perPage),
-    ]);
+    const offset = (filter.page - 1) * filter.perPage;
+    const [total, items] =
+      filter.status === 'published'
+        ? await Promise.all([this.published.count(where.locale, where.now), this.published.list(where.locale, where.now, filter.perPage, offset)])
+        : await Promise.all([countPosts(this.db.kysely, where), listPosts(this.db.kysely, where, filter.perPage, offset)]);
     return { items, total, page: filter.page, perPage: filter.perPage, lastPage: Math.max(1, Math.ceil(total / filter.perPage)) };
   }
 
