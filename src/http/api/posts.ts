@@ -21,7 +21,14 @@ const ListQuery = Type.Object({
   per_page: Type.Integer({ minimum: 1, maximum: 100, default: 15 }),
 });
 
-const Author = Type.Union([Type.Object({ id: Type.Integer(), name: Type.String() }), Type.Null()]);
+// Nullable shapes in responses are type lists, not anyOf unions: the serializer would otherwise
+// validate every item against each branch (see NullableTimestamp).
+const Author = Type.Unsafe<{ id: number; name: string } | null>({
+  type: ['object', 'null'],
+  properties: { id: { type: 'integer' }, name: { type: 'string' } },
+  required: ['id', 'name'],
+});
+const NullableUrl = Type.Unsafe<string | null>({ type: ['string', 'null'], format: 'uri' });
 const PostItem = Type.Object(
   {
     id: Type.Integer(),
@@ -45,8 +52,8 @@ const PostPage = Type.Object({
   meta: Type.Object({ current_page: Type.Integer(), last_page: Type.Integer(), per_page: Type.Integer(), total: Type.Integer() }),
   links: Type.Object({
     first: Type.String({ format: 'uri' }),
-    next: Type.Union([Type.String({ format: 'uri' }), Type.Null()]),
-    prev: Type.Union([Type.String({ format: 'uri' }), Type.Null()]),
+    next: NullableUrl,
+    prev: NullableUrl,
     last: Type.String({ format: 'uri' }),
   }),
 });
