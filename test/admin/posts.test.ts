@@ -269,3 +269,28 @@ describe('/admin/posts editor and actions', () => {
     assert.equal((await client.post('/admin/posts/424242/publish')).statusCode, 404);
   });
 });
+
+describe('/admin forms given a body that is not an object', () => {
+  let t: TestApp;
+  let client: Client;
+  before(async () => {
+    t = await buildTestApp();
+    ({ client } = await signedInAdmin(t));
+  });
+  after(() => t.close());
+
+  for (const payload of ['[1]', '"a string"', '[[[]]]', '42']) {
+    it(`answers ${payload} posted as JSON to the post editor with 422 and creates nothing`, async () => {
+      await client.get('/admin/posts/new');
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/admin/posts',
+        payload,
+        headers: { 'content-type': 'application/json', 'x-csrf-token': client.csrf ?? '', cookie: `tessera_session=${client.cookie('tessera_session') ?? ''}` },
+      });
+      assert.equal(response.statusCode, 422, response.body.slice(0, 200));
+      const count = await t.db.kysely.selectFrom('posts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      assert.equal(Number(count.n), 0);
+    });
+  }
+});

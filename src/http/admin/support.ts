@@ -78,7 +78,11 @@ export function schemaErrors(request: FastifyRequest, locale: Locale): FieldErro
   const failure = request.validationError as (Error & { validation?: unknown }) | undefined;
   if (failure === undefined) return null;
   const validation = Array.isArray(failure.validation) ? failure.validation : [];
-  return formatValidationErrors(validation, locale).errors;
+  const formatted = formatValidationErrors(validation, locale);
+  // A body that is not an object at all (a JSON array or string) names no field: it is still a
+  // failure, reported on the form as a whole, so no handler reads fields from it.
+  if (Object.keys(formatted.errors).length === 0) return { _form: [formatted.message] };
+  return formatted.errors;
 }
 
 /** Field errors of a ValidationError thrown by a service; anything else is thrown on. */
