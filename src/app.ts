@@ -16,6 +16,7 @@ import { errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { requestLogPlugin } from './plugins/request-log.js';
 import { serverLimitOptions } from './plugins/server-limits.js';
+import { shutdownPlugin } from './plugins/shutdown.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
 import { cookiePlugin, sessionPlugin } from './plugins/session.js';
 import { corsPlugin } from './plugins/cors.js';
@@ -47,7 +48,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Slow clients and oversized headers are cut off (Fastify sets no request timeout by default).
     ...serverLimitOptions(config),
     trustProxy: false,
-    return503OnClosing: true,
+    // Requests arriving while closing get our 503 envelope instead (plugins/shutdown.ts).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { allErrors: true } },
     frameworkErrors: frameworkErrorHandler,
@@ -80,6 +82,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(formbody, { bodyLimit: config.bodyLimit });
 
   await app.register(errorsPlugin);
+  await app.register(shutdownPlugin);
   await app.register(securityHeadersPlugin);
   await app.register(requestLogPlugin);
   await app.register(apiGuardPlugin);

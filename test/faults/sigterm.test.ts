@@ -1,13 +1,18 @@
 // SIGTERM while requests are in flight: the service stops accepting connections, finishes every
-// request it has (token issues, slow on purpose: argon2id), writes them all, and exits 0 within
-// 10 s. The real process (`node --import tsx src/server.ts`) on the test database.
+// request it has begun (token issues, slow on purpose: argon2id, and one whose body is still
+// arriving), answers a request that comes after the signal with the 503 envelope and
+// `Connection: close`, writes everything it answered, and exits 0 within 10 s.
+// The real process (`node --import tsx src/server.ts`) on the test database.
 import assert from 'node:assert/strict';
-import { connect as tcpConnect } from 'node:net';
+import { connect as tcpConnect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { onPostgres } from '../helpers.js';
 import { createSharedDatabase, seedUsers, startServerProcess, type SeededUser, type ServerProcess, type SharedDatabase } from '../load/server-process.js';
 
 const IN_FLIGHT = 30;
+const UNAVAILABLE = '{"message":"Service Unavailable.","errors":{}}';
+
+type Answer = { device: string; status: number | 'reset'; body: string; headers: Record<string, string> };
 
 /** Resolves true when a new TCP connection to the port is refused. */
 function refused(port: number): Promise<boolean> {
@@ -19,6 +24,22 @@ function refused(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(true));
   });
+}
+
+/** Splits what a server wrote on one connection into its HTTP/1.1 responses (Content-Length bodies). */
+function parseResponses(raw: Buffer): Omit<Answer, 'device'>[] {
+  const answers: Omit<Answer, 'device'>[] = [];
+  let rest = raw;
+  while (rest.length > 0) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end === -1) break;
+    const [statusLine, ...lines] = rest.subarray(0, end).toString('latin1').split('\r\n');
+    const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+    const length = Number(headers['content-length'] ?? 0);
+    answers.push({ status: Number(statusLine?.split(' ')[1]), headers, body: rest.subarray(end + 4, end + 4 + length).toString('utf8') });
+    rest = rest.subarray(end + 4 + length);
+  }
+  return answers;
 }
 
 describe(`SIGTERM with requests in flight (${onPostgres ? 'PostgreSQL' : 'SQLite file'})`, () => {
@@ -36,47 +57,86 @@ describe(`SIGTERM with requests in flight (${onPostgres ? 'PostgreSQL' : 'SQLite
     await database?.drop();
   });
 
-  it('stops accepting, answers every request in flight with 200, keeps every token and exits 0 within 10 s', async () => {
-    let pending = IN_FLIGHT;
-    const requests = Array.from({ length: IN_FLIGHT }, (_, i) =>
-      fetch(`${server.url}/api/tokens`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ email: user.email, password: user.password, device_name: `in-flight-${i}` }),
-      })
-        .then(async (response) => ({ status: response.status, body: (await response.json()) as { token?: string } }))
-        .finally(() => (pending -= 1)),
-    );
-    // The first answer means the server has read the requests (the event loop is free while
-    // argon2 runs on the thread pool); the others are still hashing.
+  const issueBody = (device: string) => JSON.stringify({ email: user.email, password: user.password, device_name: device });
+
+  it('stops accepting, finishes what it has begun, answers later requests 503 with the envelope, loses nothing and exits 0 within 10 s', async () => {
+    let pending = IN_FLIGHT + 1;
+    const issue = (device: string): Promise<Answer> =>
+      fetch(`${server.url}/api/tokens`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: issueBody(device) })
+        .then(
+          async (response) => ({ device, status: response.status, body: await response.text(), headers: Object.fromEntries(response.headers) }),
+          // A connection the server had not read a byte from when the signal came is closed
+          // unanswered (it was not in flight); checked below to have done nothing.
+          () => ({ device, status: 'reset' as const, body: '', headers: {} }),
+        )
+        .finally(() => (pending -= 1));
+
+    // One connection the test drives by hand: a token request whose body stays half-sent until
+    // the server has been seen refusing new connections, then a second request pipelined
+    // behind it, which the server reads only after the signal.
+    const slowBody = Buffer.from(issueBody('in-flight-slow'));
+    const raw: Buffer[] = [];
+    const socket: Socket = tcpConnect({ host: '127.0.0.1', port: server.port });
+    const slowDone = new Promise<Answer[]>((resolve) => {
+      socket.on('data', (chunk: Buffer) => raw.push(chunk));
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        const [first, second] = parseResponses(Buffer.concat(raw));
+        resolve([
+          { device: 'in-flight-slow', status: 'reset', body: '', headers: {}, ...first },
+          { device: 'after-signal', status: 'reset', body: '', headers: {}, ...second },
+        ]);
+      });
+    }).finally(() => (pending -= 1));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(`POST /api/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: ${slowBody.length}\r\n\r\n`);
+    socket.write(slowBody.subarray(0, 10));
+
+    const requests = Array.from({ length: IN_FLIGHT }, (_, i) => issue(`in-flight-${i}`));
+    // The first answer means argon2 work is under way for the others.
     await Promise.race(requests);
     const signalled = performance.now();
     server.child.kill('SIGTERM');
 
     let refusedWhileBusy = false;
-    while (pending > 0 && server.child.exitCode === null) {
+    while (server.child.exitCode === null) {
       if (await refused(server.port)) {
         refusedWhileBusy = pending > 0;
         break;
       }
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
+    socket.write(slowBody.subarray(10));
+    socket.write(`POST /api/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: ${slowBody.length}\r\n\r\n${issueBody('after-signal')}`);
 
-    const answers = await Promise.all(requests);
+    const [slow, late] = await slowDone;
+    const answers = [...(await Promise.all(requests)), slow!];
     const exit = await server.exited;
     const seconds = (performance.now() - signalled) / 1000;
-    const tokens = answers.map((a) => a.body.token).filter((t): t is string => typeof t === 'string');
-    const stored = await database.db.kysely.selectFrom('personal_access_tokens').select('id').where('user_id', '=', user.id).execute();
+    const stored = await database.db.kysely.selectFrom('personal_access_tokens').select(['id', 'name']).where('user_id', '=', user.id).execute();
+    const answered = answers.filter((a) => a.status === 200);
+    const notBegun = answers.filter((a) => a.status !== 200);
     console.log(
-      `FIGURES sigterm: db=${onPostgres ? 'postgres' : 'sqlite'} in_flight=${IN_FLIGHT} answered_200=${answers.filter((a) => a.status === 200).length} ` +
-        `tokens_stored=${stored.length} refused_new_connections_while_busy=${refusedWhileBusy} exit=${exit} exit_after=${seconds.toFixed(2)}s`,
+      `FIGURES sigterm: db=${onPostgres ? 'postgres' : 'sqlite'} requests_in_flight=${answers.length} answered_200=${answered.length} ` +
+        `not_yet_read_at_signal=${notBegun.length} after_signal=${late!.status} tokens_stored=${stored.length} ` +
+        `refused_new_connections_while_busy=${refusedWhileBusy} exit=${exit} exit_after=${seconds.toFixed(2)}s`,
     );
 
-    assert.deepEqual(answers.map((a) => a.status), Array.from({ length: IN_FLIGHT }, () => 200));
+    assert.equal(slow!.status, 200, `the request still arriving at the signal is finished: ${slow!.body}`);
+    assert.equal(late!.status, 503, 'a request read after the signal is refused');
+    assert.equal(late!.body, UNAVAILABLE);
+    assert.equal(late!.headers.connection, 'close');
+    assert.ok(answered.length > 1, 'requests were in flight at the signal');
+    // Requests on connections the server had not read when the signal came: refused without
+    // an answer, or 503 with the envelope if read while closing; either way nothing was done.
+    for (const answer of notBegun) {
+      assert.ok(answer.status === 'reset' || (answer.status === 503 && answer.body === UNAVAILABLE), `${answer.device}: ${answer.status} ${answer.body}`);
+    }
     assert.ok(refusedWhileBusy, 'new connections are refused while requests are still being finished');
     assert.equal(exit, 0);
     assert.ok(seconds < 10, `exited after ${seconds} s`);
-    // Nothing in flight was lost: every token answered is stored.
-    assert.deepEqual(new Set(stored.map((row) => row.id)), new Set(tokens.map((t) => Number(t.split('|')[0]))));
+    // Nothing in flight was lost: exactly the tokens answered 200 are stored.
+    const tokenIds = answered.map((a) => Number((JSON.parse(a.body) as { token: string }).token.split('|')[0]));
+    assert.deepEqual(new Set(stored.map((row) => row.id)), new Set(tokenIds));
   });
 });
