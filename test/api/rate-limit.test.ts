@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { TEST_APP_KEY, buildTestApp, createTestDatabase, createUser, issueToken, testConfig, type TestApp } from '../helpers.js';
+import { TcpProxy } from '../faults/tcp-proxy.js';
 import { sanctumSecret } from './support.js';
 
 const TOO_MANY = '{"message":"Too Many Attempts.","errors":{}}';
@@ -338,6 +339,34 @@ describe('rate limits shared by several instances', () => {
     } finally {
       redis.disconnect();
       await t.close();
+    }
+  });
+
+  it('lets requests through while Redis is away, and limits again by itself when it returns', { skip: skipRedis }, async () => {
+    const redis = new URL(REDIS_URL);
+    const proxy = new TcpProxy(redis.hostname, Number(redis.port || 6379));
+    const port = await proxy.start();
+    const key = `base64:${randomBytes(32).toString('base64')}`;
+    const t = await buildTestApp({ APP_KEY: key, API_RATE_LIMIT: '2', RATE_LIMIT_STORE: 'redis', REDIS_URL: `redis://127.0.0.1:${port}` });
+    const threeCalls = async () => {
+      const ip = freshIp();
+      return (await send(t.app, 3, { url: '/api/posts', remoteAddress: ip })).map((r) => r.statusCode);
+    };
+    try {
+      assert.deepEqual(await threeCalls(), [200, 200, 429]);
+      await proxy.down();
+      assert.deepEqual(await threeCalls(), [200, 200, 200]);
+      await proxy.up();
+      // The client reconnects on its own (within its back-off of at most 2 s).
+      let statuses = await threeCalls();
+      for (let tries = 0; statuses[2] !== 429 && tries < 50; tries += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        statuses = await threeCalls();
+      }
+      assert.deepEqual(statuses, [200, 200, 429]);
+    } finally {
+      await t.close();
+      await proxy.close();
     }
   });
 
