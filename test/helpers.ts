@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { buildApp } from '../src/app.js';
+import { buildApp, type BuildOptions } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { connect, type Db } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrator.js';
@@ -73,10 +73,10 @@ export function testConfig(env: Record<string, string> = {}): Config {
 export type TestApp = { app: FastifyInstance; db: Db; config: Config; close(): Promise<void> };
 
 /** A built (not listening) app on a fresh database. Call close() when done. */
-export async function buildTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function buildTestApp(env: Record<string, string> = {}, options: Omit<BuildOptions, 'db'> = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig(env);
-  const app = await buildApp(config, { db: database.db });
+  const app = await buildApp(config, { ...options, db: database.db });
   await app.ready();
   return {
     app,

@@ -66,6 +66,8 @@ export const apiGuardPlugin = fp(async (app: FastifyInstance) => {
           throw unauthenticated();
         }
         request.caller = caller;
+        // An answer for one authenticated caller is never stored by a browser or a proxy.
+        void reply.header('cache-control', 'no-store');
         if (typeof auth === 'object' && !can(caller.abilities, auth.ability)) throw forbidden();
       },
       ...hooks,

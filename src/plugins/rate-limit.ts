@@ -13,6 +13,7 @@ import fp from 'fastify-plugin';
 import { Redis } from 'ioredis';
 import { DatabaseRateLimitStore } from '../modules/rate-limit/database-store.js';
 import { AppError } from '../modules/shared/errors.js';
+import { deriveKey } from '../modules/shared/keys.js';
 import { throttleEmail } from '../modules/throttle/throttle.js';
 
 const WINDOW_MS = 60_000;
@@ -50,12 +51,19 @@ function addRouteHook<T>(route: { [key: string]: unknown }, hook: 'onRequest' | 
   route[hook] = current === undefined ? [handler] : Array.isArray(current) ? [...current, handler] : [current, handler];
 }
 
+/** The prefix of this deployment's keys in a shared store (instances of one deployment share it). */
+export function rateLimitNamespace(appKey: Buffer): string {
+  return `tessera:rl:${createHash('sha256').update(deriveKey(appKey, 'rate-limit-namespace')).digest('hex').slice(0, 12)}:`;
+}
+
 export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
   const { config } = app;
   if (config.apiRateLimit === 0 && config.loginRateLimit === 0) return;
 
   // Deployments sharing a Redis keep apart by their APP_KEY; instances of one deployment share it.
-  const nameSpace = `tessera:rl:${createHash('sha256').update(config.appKey).digest('hex').slice(0, 12)}:`;
+  // Keys of their own, derived from APP_KEY (one key per purpose).
+  const bucketKey = deriveKey(config.appKey, 'rate-limit');
+  const nameSpace = rateLimitNamespace(config.appKey);
   let redis: Redis | null = null;
   if (config.rateLimitStore === 'redis') {
     // No offline queue and one retry: with Redis away a request must not wait for it.
@@ -114,7 +122,7 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
         // Normalized as /login does (case, look-alike forms), and keyed through an HMAC: the
         // store never holds who tried to log in.
         const address = typeof email === 'string' ? throttleEmail(email) : '';
-        const who = createHmac('sha256', config.appKey).update(`${address}|${clientIp(request)}`).digest('hex');
+        const who = createHmac('sha256', bucketKey).update(`${address}|${clientIp(request)}`).digest('hex');
         return `login:${who}`;
       },
     }),

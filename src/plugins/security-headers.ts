@@ -33,7 +33,8 @@ export function pageHeaderOptions(https: boolean): HelmetOptions {
         formAction: ["'self'"],
         frameAncestors: ["'none'"],
         objectSrc: ["'none'"],
-        baseUri: ["'self'"],
+        // No page sets a <base>; none may be injected either.
+        baseUri: ["'none'"],
         upgradeInsecureRequests: https ? [] : null,
       },
     },

@@ -2,8 +2,7 @@
 // for inject(), and a test-only way to log a user in on the site session, so these tests check
 // the cookie authentication of /api without depending on the login form.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.js';
-import { createTestDatabase, testConfig, type TestApp } from '../helpers.js';
+import { buildTestApp, type TestApp } from '../helpers.js';
 
 export const TEST_LOGIN_PATH = '/__test__/login';
 
@@ -17,21 +16,9 @@ export async function addTestLogin(app: FastifyInstance): Promise<void> {
 }
 
 /** An app on a fresh database with the given environment and the test-only login route. */
-export async function buildStatefulApp(env: Record<string, string>): Promise<TestApp> {
-  const database = await createTestDatabase();
-  const config = testConfig(env);
+export function buildStatefulApp(env: Record<string, string>): Promise<TestApp> {
   // In the browser scope, where the session lives (buildApp's test seam).
-  const app = await buildApp(config, { db: database.db, browserRoutes: addTestLogin });
-  await app.ready();
-  return {
-    app,
-    db: database.db,
-    config,
-    close: async () => {
-      await app.close();
-      await database.drop();
-    },
-  };
+  return buildTestApp(env, { browserRoutes: addTestLogin });
 }
 
 /** A browser's cookie store for one host, fed from inject() answers. */

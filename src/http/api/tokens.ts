@@ -29,8 +29,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: IssueResponse, ...errorResponses(401, 422) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { email, password, device_name } = request.body;
+      // The answer holds a new secret: no cache keeps it.
+      void reply.header('cache-control', 'no-store');
       const user = await app.services.users.attempt(email, password);
       // One answer for an unknown email and a wrong password, so the API does not reveal
       // which addresses have accounts.
