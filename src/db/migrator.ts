@@ -20,8 +20,24 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_700001_create_post_counts_table': postCountsTable,
 };
 
+// Kysely finds its own tables by listing every table of the database (pg_get_serial_sequence on
+// each); a schema dropped by another app at that moment (test runs drop theirs) fails the listing
+// with one of these. PostgreSQL migrations run in one transaction, so trying again is safe.
+const CATALOG_RACE = new Set(['42703', '42P01', 'XX000']);
+
 /** Applies every pending migration; throws on the first failure. */
 export async function migrateToLatest(db: Db): Promise<string[]> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await migrateOnce(db);
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (db.dialect !== 'postgres' || attempt >= 3 || typeof code !== 'string' || !CATALOG_RACE.has(code)) throw error;
+    }
+  }
+}
+
+async function migrateOnce(db: Db): Promise<string[]> {
   // Kysely looks for its own tables in every schema of a PostgreSQL database: a
   // kysely_migration_lock in another schema (another app, a concurrent test run) would make it
   // skip creating ours. Naming the schema in use keeps the lookup to it.
