@@ -80,7 +80,8 @@ class Runtime {
 
   db(): Db {
     if (this.ctx.db !== undefined) return this.ctx.db;
-    this.openedDb ??= connect(this.config().databaseUrl);
+    // Commands are not requests: no per-statement timeouts (a migration may build a large index).
+    this.openedDb ??= connect(this.config().databaseUrl, { requestTimeouts: false });
     return this.openedDb;
   }
 

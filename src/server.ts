@@ -7,8 +7,14 @@ import { migrateToLatest } from './db/migrator.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(readEnv());
+  // Migrations on a connection of their own, without the request timeouts.
+  const migrations = connect(config.databaseUrl, { requestTimeouts: false });
+  try {
+    await migrateToLatest(migrations);
+  } finally {
+    await migrations.close();
+  }
   const db = connect(config.databaseUrl);
-  await migrateToLatest(db);
   const app = await buildApp(config, { db });
   app.addHook('onClose', async () => db.close());
 

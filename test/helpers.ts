@@ -42,7 +42,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await admin.query(`create schema ${schema}`);
   await admin.end();
   const db = connect(TEST_DATABASE_URL, { schema, poolSize: 5 });
-  await migrateRacingDrops(db);
+  try {
+    await migrateRacingDrops(db);
+  } catch (error) {
+    // A pool left open would keep the test process alive after the failure.
+    await db.close();
+    throw error;
+  }
   return {
     db,
     url: TEST_DATABASE_URL,

@@ -24,6 +24,11 @@ export type ConnectOptions = {
   schema?: string;
   /** PostgreSQL only: pool size. */
   poolSize?: number;
+  /**
+   * PostgreSQL only: the per-statement limits that turn a stalled database into a 503 for the
+   * service. Off for migrations and the CLI, where a long CREATE INDEX is legitimate.
+   */
+  requestTimeouts?: boolean;
 };
 
 // PostgreSQL returns timestamptz as Date and int8 as string; the app works with ISO strings and
@@ -92,11 +97,15 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     max: options.poolSize ?? 10,
     types: pgTypes,
     connectionTimeoutMillis: 3000,
-    // A statement never holds a request longer than this; the API answers 503 instead of hanging.
-    statement_timeout: 3000,
-    // A server (or network) that stops answering cannot enforce statement_timeout: the client
-    // gives up on its own a little later, so a request still ends in 503 within 5 s.
-    query_timeout: 3500,
+    ...(options.requestTimeouts === false
+      ? {}
+      : {
+          // A statement never holds a request longer than this; the API answers 503 instead of hanging.
+          statement_timeout: 3000,
+          // A server (or network) that stops answering cannot enforce statement_timeout: the client
+          // gives up on its own a little later, so a request still ends in 503 within 5 s.
+          query_timeout: 3500,
+        }),
     ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
   });
   // An idle client that loses its server emits 'error' on the pool; without a listener that
