@@ -81,6 +81,15 @@ describe(`SIGTERM with requests in flight (${onPostgres ? 'PostgreSQL' : 'SQLite
       return { socket, answers };
     };
 
+    // One request stays in flight as long as the test wants: its body is half-sent until the
+    // server has been seen refusing new connections; then a second request is pipelined behind
+    // it, which the server reads only after the signal. It is started first, so the server has
+    // surely accepted it and read its head before the signal (a connection still waiting in the
+    // kernel's accept queue when the listener closes is reset, not "in flight").
+    const slowBody = Buffer.from(issueBody('in-flight-slow'));
+    const slowConnection = await connection(['in-flight-slow', 'after-signal']);
+    slowConnection.socket.write(head(slowBody.length));
+    slowConnection.socket.write(slowBody.subarray(0, 10));
     // The token requests, each on its own connection, all written before the first answer can
     // come: the server reads them while argon2 works on the thread pool.
     const issuers = await Promise.all(Array.from({ length: IN_FLIGHT }, (_, i) => connection([`in-flight-${i}`])));
@@ -88,13 +97,6 @@ describe(`SIGTERM with requests in flight (${onPostgres ? 'PostgreSQL' : 'SQLite
       const body = issueBody(`in-flight-${i}`);
       socket.write(`${head(Buffer.byteLength(body)).replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n')}${body}`);
     }
-    // One request stays in flight as long as the test wants: its body is half-sent until the
-    // server has been seen refusing new connections; then a second request is pipelined behind
-    // it, which the server reads only after the signal.
-    const slowBody = Buffer.from(issueBody('in-flight-slow'));
-    const slowConnection = await connection(['in-flight-slow', 'after-signal']);
-    slowConnection.socket.write(head(slowBody.length));
-    slowConnection.socket.write(slowBody.subarray(0, 10));
     const requests = issuers.map((issuer) => issuer.answers.then(([answer]) => answer!));
 
     // The first answer means argon2 work is under way for the others.
