@@ -7,6 +7,7 @@ import { writeTransaction } from '../../db/connect.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Post, SettingRow, User } from '../../db/types.js';
 import { AppError, ValidationError } from '../shared/errors.js';
+import { effectiveExpiry } from '../tokens/expiry.js';
 import { parseAbilities } from '../tokens/abilities.js';
 import { EMAIL_TAKEN } from '../users/users.service.js';
 import { emailTaken, findUserById, updateUser } from '../users/users.repository.js';
@@ -164,14 +165,9 @@ export class AdminService {
     return row === undefined ? undefined : this.presentToken(row, now);
   }
 
-  // The same two expiry rules as TokenService: its own expires_at, and the global lifetime
-  // counted from its creation; whichever comes first.
+  // The expiry that applies (the same rules as the API's token check).
   private presentToken(row: TokenListRow, now: Date): TokenListItem {
-    const minutes = this.config.tokenExpirationMinutes;
-    const byAge = minutes === null ? null : Date.parse(row.created_at) + minutes * 60_000;
-    const own = row.expires_at === null ? null : Date.parse(row.expires_at);
-    const candidates = [byAge, own].filter((value): value is number => value !== null);
-    const expires = candidates.length === 0 ? null : Math.min(...candidates);
+    const expires = effectiveExpiry(row.created_at, row.expires_at, this.config.tokenExpirationMinutes);
     return {
       ...row,
       abilities: parseAbilities(row.abilities),

@@ -2,6 +2,7 @@
 import type { Config } from '../../config.js';
 import { prepare, type Db, type Prepared } from '../../db/connect.js';
 import { ABILITIES, parseAbilities, type Ability } from './abilities.js';
+import { effectiveExpiry } from './expiry.js';
 import { generateSecret, hashSecret, parseToken, sameHash } from './token-string.js';
 
 /** What a validated token tells the rest of the app: the token and its user, no secrets. */
@@ -140,9 +141,8 @@ export class TokenService {
   // Sanctum semantics: the global expiration applies to a token's age (so lowering it affects
   // tokens already issued), and a per-token expires_at applies as well.
   private isExpired(row: Pick<TokenWithUserRow, 'expires_at' | 'token_created_at'>, now: number): boolean {
-    const minutes = this.config.tokenExpirationMinutes;
-    if (minutes !== null && Date.parse(row.token_created_at) + minutes * 60_000 <= now) return true;
-    return row.expires_at !== null && Date.parse(row.expires_at) <= now;
+    const expires = effectiveExpiry(row.token_created_at, row.expires_at, this.config.tokenExpirationMinutes);
+    return expires !== null && expires <= now;
   }
 
   private async touch(tokenId: number, now: number): Promise<void> {
@@ -213,10 +213,7 @@ export class TokenService {
   // An allowlist of columns, with the expiry that actually applies (own expires_at or the
   // global lifetime counted from creation, whichever comes first).
   private present(row: Omit<UserToken, 'abilities' | 'expired'> & { abilities: string }, now: number): UserToken {
-    const minutes = this.config.tokenExpirationMinutes;
-    const limits = [minutes === null ? null : Date.parse(row.created_at) + minutes * 60_000, row.expires_at === null ? null : Date.parse(row.expires_at)];
-    const ends = limits.filter((value): value is number => value !== null);
-    const expires = ends.length === 0 ? null : Math.min(...ends);
+    const expires = effectiveExpiry(row.created_at, row.expires_at, this.config.tokenExpirationMinutes);
     return {
       id: row.id,
       name: row.name,
