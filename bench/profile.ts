@@ -1,14 +1,16 @@
-// Where the time of one scenario goes: runs the service (bench/server.ts) under --cpu-prof on a
-// seeded SQLite database, loads it with one request for a few seconds, then prints the self time
-// by package and by function, and the inclusive time of the functions that matter.
+// Where the time of one scenario goes: runs the service (bench/server.ts) on a seeded SQLite
+// database, warms it up, profiles its CPU (the inspector, in the service's process) while one
+// request is loaded for a few seconds, then prints the self time by package and by function, and
+// the inclusive time of the functions that matter.
 //   npx tsx bench/profile.ts user|posts|posts-large|login [seconds]
 import { fork } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateAppKey } from '../src/config.js';
 import { load, type Request } from './load.js';
 import { BENCH_EMAIL, BENCH_PASSWORD, seedBenchDatabase } from './seed.js';
+import type { ParentMessage, ServerMessage } from './server.js';
 
 type Node = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number; children?: number[] };
 type Profile = { nodes: Node[]; startTime: number; endTime: number; samples: number[] };
@@ -91,7 +93,7 @@ async function main(): Promise<void> {
   const chosen = requests[scenario];
   if (chosen === undefined) throw new Error(`unknown scenario ${scenario}; one of ${Object.keys(requests).join(', ')}`);
   const child = fork(new URL('./server.ts', import.meta.url).pathname, [], {
-    execArgv: ['--import', 'tsx', '--cpu-prof', `--cpu-prof-dir=${dir}`],
+    execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: {
       PATH: process.env.PATH ?? '',
@@ -107,14 +109,28 @@ async function main(): Promise<void> {
   const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
   const origin = `http://127.0.0.1:${port}`;
   await load({ origin, requests: chosen, seconds: 2, connections: 10 });
+  const reply = (type: ServerMessage['type']) =>
+    new Promise<ServerMessage>((resolve) => {
+      const listener = (message: ServerMessage) => {
+        if (message.type !== type) return;
+        child.off('message', listener);
+        resolve(message);
+      };
+      child.on('message', listener);
+    });
+  const profiling = reply('profiling');
+  child.send({ type: 'profile-start' } satisfies ParentMessage);
+  await profiling;
   const result = await load({ origin, requests: chosen, seconds, connections: 10 });
+  const profiled = reply('profile');
+  child.send({ type: 'profile-stop' } satisfies ParentMessage);
+  const message = await profiled;
   console.log(`${scenario}: ${Math.round(result.rps)} req/s, p50 ${result.p50ms.toFixed(2)} ms, p99 ${result.p99ms.toFixed(2)} ms, non-2xx ${result.non2xx}`);
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;
-  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-  if (file === undefined) throw new Error('no profile written');
-  report(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile);
+  if (message.type !== 'profile') throw new Error('no profile received');
+  report(message.profile as Profile);
 }
 
 main()

@@ -3,11 +3,16 @@
 // request measures the raw argon2id verify rate in this same process.
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { Session } from 'node:inspector/promises';
 import { verify } from '@node-rs/argon2';
 import { hashPassword, verifyPassword } from '../src/modules/passwords/hasher.js';
 
-export type ServerMessage = { type: 'ready'; port: number } | { type: 'argon2'; perSecond: number; libraryPerSecond: number };
-export type ParentMessage = { type: 'argon2'; concurrency: number; seconds: number };
+export type ServerMessage =
+  | { type: 'ready'; port: number }
+  | { type: 'argon2'; perSecond: number; libraryPerSecond: number }
+  | { type: 'profiling' }
+  | { type: 'profile'; profile: unknown };
+export type ParentMessage = { type: 'argon2'; concurrency: number; seconds: number } | { type: 'profile-start' } | { type: 'profile-stop' };
 
 // The parent sets the environment: this is the process's configuration, as for src/server.ts.
 const app = await buildApp(loadConfig(process.env));
@@ -33,7 +38,20 @@ async function argon2Rate(concurrency: number, seconds: number, check: (stored: 
   return done / ((Date.now() - started) / 1000);
 }
 
+// The CPU profile of bench/profile.ts covers the measured load only (not start-up or warm-up).
+const inspector = new Session();
+
 process.on('message', (message: ParentMessage) => {
+  if (message.type === 'profile-start') {
+    inspector.connect();
+    void inspector
+      .post('Profiler.enable')
+      .then(() => inspector.post('Profiler.start'))
+      .then(() => process.send?.({ type: 'profiling' } satisfies ServerMessage));
+  }
+  if (message.type === 'profile-stop') {
+    void inspector.post('Profiler.stop').then(({ profile }) => process.send?.({ type: 'profile', profile } satisfies ServerMessage));
+  }
   if (message.type === 'argon2') {
     void (async () => {
       const perSecond = await argon2Rate(message.concurrency, message.seconds, verifyPassword);

@@ -2,6 +2,9 @@
 // SQLite in memory by default; with TEST_DATABASE_URL=postgres://… each app gets its own
 // PostgreSQL schema, dropped when the app closes. Nothing of our own is mocked.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp, type BuildOptions } from '../src/app.js';
@@ -27,14 +30,39 @@ async function migrateRacingDrops(db: Db): Promise<void> {
   }
 }
 
-export type TestDatabase = { db: Db; url: string; drop(): Promise<void> };
+export type TestDatabase = {
+  db: Db;
+  url: string;
+  /** Another connection to the same database, as a second instance of the service has. */
+  connectAgain(): Db;
+  drop(): Promise<void>;
+};
 
-/** A new empty database: an in-memory SQLite, or a new schema on the test PostgreSQL. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A new empty database: an in-memory SQLite (a file in a temporary directory with `file`, so
+ * that other connections can open it), or a new schema on the test PostgreSQL.
+ */
+export async function createTestDatabase(options: { file?: boolean } = {}): Promise<TestDatabase> {
   if (!onPostgres) {
-    const db = connect('sqlite::memory:');
+    const dir = options.file === true ? mkdtempSync(join(tmpdir(), 'tessera-test-db-')) : null;
+    const url = dir === null ? 'sqlite::memory:' : `sqlite:${join(dir, 'app.db')}`;
+    const db = connect(url);
     await migrateToLatest(db);
-    return { db, url: 'sqlite::memory:', drop: () => db.close() };
+    const others: Db[] = [];
+    return {
+      db,
+      url,
+      connectAgain: () => {
+        if (dir === null) throw new Error('an in-memory database has one connection: ask for { file: true }');
+        const other = connect(url);
+        others.push(other);
+        return other;
+      },
+      drop: async () => {
+        await Promise.all([db, ...others].map((each) => each.close()));
+        if (dir !== null) rmSync(dir, { recursive: true, force: true });
+      },
+    };
   }
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
@@ -49,11 +77,17 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     await db.close();
     throw error;
   }
+  const others: Db[] = [];
   return {
     db,
     url: TEST_DATABASE_URL,
+    connectAgain: () => {
+      const other = connect(TEST_DATABASE_URL, { schema, poolSize: 2 });
+      others.push(other);
+      return other;
+    },
     drop: async () => {
-      await db.close();
+      await Promise.all([db, ...others].map((each) => each.close()));
       const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await client.connect();
       await client.query(`drop schema ${schema} cascade`);

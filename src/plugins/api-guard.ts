@@ -36,8 +36,7 @@ export const apiGuardPlugin = fp(async (app: FastifyInstance) => {
     const token = bearerToken(request);
     if (token !== null) {
       // A bearer token is authoritative: whatever cookies come with it are ignored.
-      const found = await app.services.tokens.authenticate(token);
-      return found === null ? 'invalid' : { user: found.user, tokenId: found.tokenId, abilities: found.abilities };
+      return (await app.services.tokens.authenticate(token)) ?? 'invalid';
     }
     if (request.headers.authorization !== undefined) return 'invalid';
     for (const resolver of app.apiCallerResolvers) {

@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
 export const requestLogPlugin = fp(async (app: FastifyInstance) => {
-  app.addHook('onResponse', async (request, reply) => {
+  // Callback style: an async hook costs a promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url;
     request.log.info(
       {
@@ -16,5 +17,6 @@ export const requestLogPlugin = fp(async (app: FastifyInstance) => {
       },
       'request',
     );
+    done();
   });
 });

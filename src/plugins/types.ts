@@ -25,12 +25,12 @@ export type RouteAuth = 'public' | 'optional-token' | 'token' | { ability: Abili
 export type WebAuth = 'guest' | 'user' | 'verified' | 'admin-guest' | 'admin';
 
 /** The caller of an API route: its user and, when authenticated by a token, that token. */
-export type ApiCaller = {
-  user: AuthUser;
+export type ApiCaller = Readonly<{
+  user: Readonly<AuthUser>;
   /** Null when the caller came with a first-party session cookie instead of a token. */
   tokenId: number | null;
-  abilities: string[];
-};
+  abilities: readonly string[];
+}>;
 
 declare module 'fastify' {
   interface FastifyInstance {

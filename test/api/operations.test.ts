@@ -1,5 +1,6 @@
 // GET /up for load balancers, and ETag / If-None-Match on the public reads.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/app.js';
 import { buildTestApp, createTestDatabase, testConfig, type TestApp } from '../helpers.js';
@@ -62,6 +63,15 @@ describe('ETag on public reads', () => {
       assert.equal(stale.body, first.body);
     });
   }
+
+  it('tags every body with the weak SHA-1 of its bytes, also when the same page is answered again', async () => {
+    for (const url of ['/api/posts', '/api/posts?locale=en&per_page=5', '/api/posts/etag-post', '/api/settings']) {
+      for (let i = 0; i < 2; i += 1) {
+        const response = await t.app.inject({ url });
+        assert.equal(response.headers.etag, `W/"${createHash('sha1').update(response.rawPayload).digest('base64')}"`, url);
+      }
+    }
+  });
 
   it('changes the ETag when the content changes', async () => {
     const before = await t.app.inject({ url: '/api/posts' });

@@ -157,6 +157,19 @@ describe('GET /api/posts', () => {
     }
   });
 
+  it('answers the same page asked with other parameters with links of its own', async () => {
+    // The same page of the same locale: on SQLite it is kept in memory between the requests,
+    // with its serialized body per query string (src/http/api/posts.ts).
+    const plain = await list('?locale=en&per_page=5');
+    const tracked = await list('?locale=en&per_page=5&utm_source=mail');
+    const again = await list('?locale=en&per_page=5');
+    assert.deepEqual(tracked.body.data, plain.body.data);
+    assert.equal(new URL(tracked.body.links.last).searchParams.get('utm_source'), 'mail');
+    assert.equal(new URL(again.body.links.last).searchParams.get('utm_source'), null);
+    assert.equal(again.response.body, plain.response.body);
+    assert.notEqual(tracked.response.headers.etag, plain.response.headers.etag);
+  });
+
   it('has no next link on the last page, and a prev link to the page before', async () => {
     const { body } = await list('?per_page=5&page=5&locale=en');
     assert.equal(body.links.next, null);

@@ -105,4 +105,19 @@ describe('request log', () => {
     assert.equal(requestLines()[0]?.status, 500);
     assert.doesNotMatch(raw.join(''), /1\|abc|a=b/);
   });
+
+  it("ties each request's lines together by one request id, distinct per request", async () => {
+    raw.length = 0;
+    await app.inject({ url: '/api/__boom' });
+    await app.inject({ url: '/api/__boom' });
+    const [first, second] = requestLines();
+    const errors = lines().filter((line) => line.level >= 50);
+    assert.equal(errors.length, 2);
+    assert.ok(typeof first?.reqId === 'string' && first.reqId !== '', 'the request line carries the request id');
+    assert.notEqual(first.reqId, second?.reqId);
+    assert.deepEqual(
+      errors.map((line) => line.reqId),
+      [first.reqId, second?.reqId],
+    );
+  });
 });

@@ -13,7 +13,7 @@ import { connect } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { createServices } from '../../src/services.js';
 import { TEST_APP_KEY, testConfig } from '../helpers.js';
-import { CLI_PATH, createCliHarness, runInProcess, spawnCli, type CliHarness } from './harness.js';
+import { CLI_NODE_ARGS, CLI_PATH, createCliHarness, runInProcess, spawnCli, type CliHarness } from './harness.js';
 
 const COMMANDS = ['db:migrate', 'db:seed', 'user:create', 'admin:create', 'admin:promote', 'admin:demote', 'key:generate', 'tokens:prune'];
 
@@ -199,7 +199,7 @@ test('admin:create on a real terminal hides the password it reads', { skip: !has
       ['Password: ', 'tty-secret-pass\r'],
       ['Confirm password: ', 'tty-secret-pass\r'],
     ];
-    const command = `${JSON.stringify(process.execPath)} --import ${JSON.stringify(import.meta.resolve('tsx'))} ${JSON.stringify(CLI_PATH)} admin:create`;
+    const command = [process.execPath, ...CLI_NODE_ARGS, CLI_PATH, 'admin:create'].map((part) => JSON.stringify(part)).join(' ');
     const child = spawn('script', ['-qfec', command, '/dev/null'], {
       cwd,
       env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', APP_KEY: TEST_APP_KEY, DATABASE_URL: url, TERM: 'dumb' },

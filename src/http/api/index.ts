@@ -1,6 +1,7 @@
 // The JSON API under /api. Every route answers JSON; every failure is the error envelope.
 import etag from '@fastify/etag';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { etagHash } from './etag.js';
 import { postRoutes } from './posts.js';
 import { ErrorEnvelope, UserSchema } from './schemas.js';
 import { settingsRoutes } from './settings.js';
@@ -16,26 +17,28 @@ export const apiRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   // A POST or PUT without a body is validated as an empty object, so the client learns which
   // fields are required rather than that "the body must be an object".
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined || request.body === null) request.body = {};
+    done();
   });
 
   await app.register(tokenRoutes);
   await app.register(userRoutes);
   // Public reads carry an ETag and answer If-None-Match with 304.
   await app.register(async (publicReads) => {
-    await publicReads.register(etag, { weak: true, replyWith304: false });
+    await publicReads.register(etag, { weak: true, replyWith304: false, hashFn: etagHash });
     // A 304 stands in for a 200 only (RFC 9110 §13.1.2): an error carrying a matching ETag is
     // sent as it is. If-None-Match may list several tags, compared weakly.
-    publicReads.addHook('onSend', async (request, reply, payload) => {
-      const tag = reply.getHeader('etag');
+    publicReads.addHook('onSend', (request, reply, payload, done) => {
       const condition = request.headers['if-none-match'];
-      if (reply.statusCode !== 200 || typeof tag !== 'string' || condition === undefined) return payload;
+      if (condition === undefined || reply.statusCode !== 200) return done(null, payload);
+      const tag = reply.getHeader('etag');
+      if (typeof tag !== 'string') return done(null, payload);
       const opaque = (value: string) => value.trim().replace(/^W\//, '');
       const matches = condition.trim() === '*' || condition.split(',').some((candidate) => opaque(candidate) === opaque(tag));
-      if (!matches) return payload;
+      if (!matches) return done(null, payload);
       void reply.code(304);
-      return '';
+      done(null, '');
     });
     await publicReads.register(postRoutes);
     await publicReads.register(settingsRoutes);

@@ -1,6 +1,7 @@
 // GET /api/posts, GET /api/posts/{slug}, and the editors' writes (posts:write + admin).
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
 import type { Post } from '../../db/types.js';
 import { presentPost, presentPostItem } from '../../modules/posts/posts.presenter.js';
 import { SLUG_PATTERN } from '../../modules/posts/slug.js';
@@ -8,6 +9,7 @@ import { can } from '../../modules/tokens/abilities.js';
 import { ValidationError, forbidden, notFound } from '../../modules/shared/errors.js';
 import { canAccessPanel } from '../../modules/users/users.service.js';
 import type { ApiCaller } from '../../plugins/types.js';
+import { weakEtag } from './etag.js';
 import { pageLinks } from './pagination.js';
 import { NoContent, NullableTimestamp, errorResponses } from './schemas.js';
 
@@ -83,6 +85,18 @@ function normalizeDate(value: string | null | undefined): string | null | undefi
   return typeof value === 'string' ? new Date(value).toISOString() : value;
 }
 
+// The serialized answer (and its ETag) of a page of the public list, kept beside the page while
+// the post service keeps that page (db/read-cache.ts: the same frozen object until the database
+// changes), per query string; at most a few query strings per page, so extra parameters cannot
+// grow it. On PostgreSQL every page is new, and the route serializes without keeping anything.
+const MAX_BODIES_PER_PAGE = 8;
+const listBodies = new WeakMap<object, Map<string, { body: string; etag: string }>>();
+
+// A body already serialized by the route's own serializer (its 200 schema), with its ETag.
+function sendSerialized(reply: FastifyReply, known: { body: string; etag: string }): FastifyReply {
+  return reply.type('application/json; charset=utf-8').header('etag', known.etag).send(known.body);
+}
+
 export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addSchema(PostItem);
   app.addSchema(PostDetail);
@@ -99,7 +113,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: PostPage, ...errorResponses(401, 422) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const query = request.query as Static<typeof ListQuery>;
       const status = query.status ?? 'published';
       if (status !== 'published') {
@@ -108,11 +122,28 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (!allowed) throw new ValidationError({ status: ['The selected status is invalid.'] });
       }
       const page = await app.services.posts.list({ status, locale: query.locale, page: query.page, perPage: query.per_page });
-      return {
-        data: page.items.map(presentPostItem),
-        meta: { current_page: page.page, last_page: page.lastPage, per_page: page.perPage, total: page.total },
-        links: pageLinks(`${app.config.appUrl}/api/posts`, request.query as Record<string, unknown>, page.page, page.lastPage),
+      const serialize = () => {
+        // fast-json-stringify, the route's serializer, returns a string.
+        const body = String(
+          reply.serialize({
+            data: page.items.map(presentPostItem),
+            meta: { current_page: page.page, last_page: page.lastPage, per_page: page.perPage, total: page.total },
+            links: pageLinks(`${app.config.appUrl}/api/posts`, request.query as Record<string, unknown>, page.page, page.lastPage),
+          }),
+        );
+        return { body, etag: weakEtag(body) };
       };
+      // Only pages the service keeps (the public list on SQLite) are worth keeping a body for.
+      if (status !== 'published' || !app.services.posts.keepsPublicPages) return sendSerialized(reply, serialize());
+      const queryString = request.url.slice(request.url.indexOf('?') + 1 || request.url.length);
+      let bodies = listBodies.get(page);
+      let known = bodies?.get(queryString);
+      if (known === undefined) {
+        known = serialize();
+        if (bodies === undefined) listBodies.set(page, (bodies = new Map()));
+        if (bodies.size < MAX_BODIES_PER_PAGE) bodies.set(queryString, known);
+      }
+      return sendSerialized(reply, known);
     },
   );
 

@@ -55,6 +55,15 @@ function scheduledQuery(db: Q, filter: ListFilter) {
     .where('published_at', '>', filter.now);
 }
 
+function nextScheduledQuery(db: Q, filter: ListFilter) {
+  return db
+    .selectFrom('posts')
+    .select((eb) => eb.fn.min('published_at').as('at'))
+    .where('status', '=', 'published')
+    .where('locale', '=', filter.locale)
+    .where('published_at', '>', filter.now);
+}
+
 function keptQuery(db: Q, filter: Pick<ListFilter, 'status' | 'locale'>) {
   return db.selectFrom('post_counts').select('n').where('status', '=', filter.status).where('locale', '=', filter.locale);
 }
@@ -68,12 +77,14 @@ export class PublishedListing {
   private readonly page: Prepared<PostListRow>;
   private readonly kept: Prepared<{ n: number | string }>;
   private readonly scheduled: Prepared<{ n: number | string }>;
+  private readonly next: Prepared<{ at: string | null }>;
 
   constructor(db: Db) {
     const sample: ListFilter = { status: 'published', locale: '\u0000locale', now: '\u0000now' };
     const page = listQuery(db.kysely, sample, 15, 0).compile();
     const kept = keptQuery(db.kysely, sample).compile();
     const scheduled = scheduledQuery(db.kysely, sample).compile();
+    const next = nextScheduledQuery(db.kysely, sample).compile();
     // The parameters are passed by position: make sure the compiled order is the assumed one.
     const expect = (query: CompiledQuery, order: unknown[]) => {
       if (JSON.stringify(query.parameters) !== JSON.stringify(order)) throw new Error(`unexpected parameter order: ${query.sql}`);
@@ -81,9 +92,16 @@ export class PublishedListing {
     expect(page, ['published', sample.locale, sample.now, 15, 0]);
     expect(kept, ['published', sample.locale]);
     expect(scheduled, ['published', sample.locale, sample.now]);
+    expect(next, ['published', sample.locale, sample.now]);
     this.page = prepare(db, 'published_posts_page', page);
     this.kept = prepare(db, 'published_posts_kept', kept);
     this.scheduled = prepare(db, 'published_posts_scheduled', scheduled);
+    this.next = prepare(db, 'published_posts_next', next);
+  }
+
+  /** When the next post of the locale scheduled after `now` becomes public; null if none is. */
+  async nextPublication(locale: string, now: string): Promise<string | null> {
+    return (await this.next.first(['published', locale, now]))?.at ?? null;
   }
 
   list(locale: string, now: string, limit: number, offset: number): Promise<PostListRow[]> {

@@ -18,6 +18,7 @@ import {
   type PostStatus,
   type PostWithAuthor,
 } from './posts.repository.js';
+import { createReadCache, type Held, type ReadCache } from '../../db/read-cache.js';
 
 export const SLUG_TAKEN = 'The slug has already been taken.';
 
@@ -33,22 +34,58 @@ export type PostInput = {
 
 export type Page<T> = { items: T[]; total: number; page: number; perPage: number; lastPage: number };
 
+function page<T>(filter: { page: number; perPage: number }, items: T[], total: number): Page<T> {
+  return { items, total, page: filter.page, perPage: filter.perPage, lastPage: Math.max(1, Math.ceil(total / filter.perPage)) };
+}
+
+type ListFilterInput = { status: PostStatus; locale: string; page: number; perPage: number };
+
 export class PostService {
   private readonly published: PublishedListing;
+  // Pages of the public list, kept while the database is unchanged and no scheduled post has
+  // come out meanwhile (SQLite; see db/read-cache.ts). At most 256 pages of up to 100 items.
+  private readonly publicPages: ReadCache<string, Page<PostListRow>> | null;
 
   constructor(private readonly db: Db) {
     this.published = new PublishedListing(db);
+    this.publicPages = createReadCache(db, 256);
+  }
+
+  /**
+   * Whether list() hands out the same (frozen) page object while the database is unchanged, for
+   * the public list: then callers may keep what they derive from a page beside it.
+   */
+  get keepsPublicPages(): boolean {
+    return this.publicPages !== null;
   }
 
   /** One page of posts of a status and locale, newest first, with the total for the envelope. */
-  async list(filter: { status: PostStatus; locale: string; page: number; perPage: number }): Promise<Page<PostListRow>> {
-    const where = { status: filter.status, locale: filter.locale, now: new Date().toISOString() };
+  async list(filter: ListFilterInput): Promise<Page<PostListRow>> {
+    if (filter.status !== 'published') {
+      const where = { status: filter.status, locale: filter.locale, now: new Date().toISOString() };
+      const offset = (filter.page - 1) * filter.perPage;
+      const [total, items] = await Promise.all([countPosts(this.db.kysely, where), listPosts(this.db.kysely, where, filter.perPage, offset)]);
+      return page(filter, items, total);
+    }
+    const now = Date.now();
+    if (this.publicPages === null) return (await this.publicPage(filter, now)).value;
+    const key = `${filter.locale}\n${filter.page}\n${filter.perPage}`;
+    // The load always finds a page (an empty one past the last), so the value is never undefined.
+    return (await this.publicPages.get(key, () => this.publicPage(filter, now), now))!;
+  }
+
+  // A page of the public list, which holds until the locale's next scheduled post comes out.
+  private async publicPage(filter: ListFilterInput, now: number): Promise<Held<Page<PostListRow>>> {
+    const at = new Date(now).toISOString();
     const offset = (filter.page - 1) * filter.perPage;
-    const [total, items] =
-      filter.status === 'published'
-        ? await Promise.all([this.published.count(where.locale, where.now), this.published.list(where.locale, where.now, filter.perPage, offset)])
-        : await Promise.all([countPosts(this.db.kysely, where), listPosts(this.db.kysely, where, filter.perPage, offset)]);
-    return { items, total, page: filter.page, perPage: filter.perPage, lastPage: Math.max(1, Math.ceil(total / filter.perPage)) };
+    const [total, items, next] = await Promise.all([
+      this.published.count(filter.locale, at),
+      this.published.list(filter.locale, at, filter.perPage, offset),
+      this.published.nextPublication(filter.locale, at),
+    ]);
+    // Frozen: one page may answer many requests, none of which may change it.
+    for (const item of items) Object.freeze(item);
+    return { value: Object.freeze(page(filter, Object.freeze(items) as PostListRow[], total)), until: next === null ? null : Date.parse(next) };
   }
 
   /** A post that the public may read: published, and its publication time has come. */

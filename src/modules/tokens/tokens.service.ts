@@ -1,16 +1,17 @@
 // Issuing, validating and revoking personal access tokens.
 import type { Config } from '../../config.js';
 import { prepare, type Db, type Prepared } from '../../db/connect.js';
+import { createReadCache, type Held, type ReadCache } from '../../db/read-cache.js';
 import { ABILITIES, parseAbilities, type Ability } from './abilities.js';
 import { effectiveExpiry } from './expiry.js';
 import { generateSecret, hashSecret, parseToken, sameHash } from './token-string.js';
 
 /** What a validated token tells the rest of the app: the token and its user, no secrets. */
-export type AuthenticatedToken = {
+export type AuthenticatedToken = Readonly<{
   tokenId: number;
-  abilities: string[];
-  user: AuthUser;
-};
+  abilities: readonly string[];
+  user: Readonly<AuthUser>;
+}>;
 
 export type AuthUser = {
   id: number;
@@ -57,8 +58,13 @@ type TokenWithUserRow = {
 // third of the throughput of an authenticated read.
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/** A token row as the cache keeps it: the row, and what authenticate() answers for it (frozen, shared). */
+type CachedToken = { row: TokenWithUserRow; authenticated: AuthenticatedToken };
+
 export class TokenService {
   private readonly lookup: Prepared<TokenWithUserRow>;
+  // Token lookups kept while the database is unchanged (SQLite; see db/read-cache.ts).
+  private readonly cache: ReadCache<number, CachedToken> | null;
 
   constructor(
     private readonly db: Db,
@@ -86,6 +92,8 @@ export class TokenService {
       .where('t.id', '=', 0)
       .compile();
     this.lookup = prepare<TokenWithUserRow>(db, 'token_with_user', query);
+    // About 1 KiB a token.
+    this.cache = createReadCache<number, CachedToken>(db, 10_000);
   }
 
   /** Creates a token for the user and returns its plaintext, which is never stored. */
@@ -114,28 +122,37 @@ export class TokenService {
   async authenticate(plaintext: string): Promise<AuthenticatedToken | null> {
     const parsed = parseToken(plaintext, this.config.tokenPrefix);
     if (parsed === null) return null;
-    const row = await this.lookup.first([parsed.id]);
+    const found = this.cache === null ? (await this.load(parsed.id))?.value : await this.cache.get(parsed.id, () => this.load(parsed.id));
+    if (found === undefined) return null;
+    const { row } = found;
     // The stored digest is compared in constant time, so response timing does not reveal how
     // much of a guessed secret was right.
-    if (row === undefined || !sameHash(row.token, hashSecret(parsed.secret))) return null;
+    if (!sameHash(row.token, hashSecret(parsed.secret))) return null;
     const now = Date.now();
     if (this.isExpired(row, now)) return null;
+    // The write moves the database's change counter, which drops the cache (db/read-cache.ts).
     if (row.last_used_at === null || now - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
       await this.touch(row.token_id, now);
     }
-    return {
-      tokenId: row.token_id,
-      abilities: parseAbilities(row.abilities),
-      user: {
-        id: row.id,
-        name: row.name,
-        email: row.email,
-        email_verified_at: row.email_verified_at,
-        is_admin: Number(row.is_admin),
-        created_at: row.created_at,
-        updated_at: row.updated_at,
-      },
-    };
+    return found.authenticated;
+  }
+
+  // The token's expiry is checked on every request, so a kept row holds until the next write.
+  private async load(id: number): Promise<Held<CachedToken> | undefined> {
+    const row = await this.lookup.first([id]);
+    if (row === undefined) return undefined;
+    // Frozen: one object may answer many requests, none of which may change it.
+    const user: AuthUser = Object.freeze({
+      id: row.id,
+      name: row.name,
+      email: row.email,
+      email_verified_at: row.email_verified_at,
+      is_admin: Number(row.is_admin),
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+    });
+    const authenticated = Object.freeze({ tokenId: row.token_id, abilities: Object.freeze(parseAbilities(row.abilities)), user });
+    return { value: { row, authenticated }, until: null };
   }
 
   // Sanctum semantics: the global expiration applies to a token's age (so lowering it affects
