@@ -16,20 +16,6 @@ export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'sqlite::memor
 export const onPostgres = TEST_DATABASE_URL.startsWith('postgres');
 export const TEST_APP_KEY = `base64:${Buffer.alloc(32, 7).toString('base64')}`;
 
-// Kysely's migrator scans every schema of the database, checking each by name
-// (has_schema_privilege); a schema that a parallel test drops during the scan fails it with
-// 3F000 "schema does not exist". Nothing is applied before that check, so trying again is safe.
-async function migrateRacingDrops(db: Db): Promise<void> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await migrateToLatest(db);
-      return;
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== '3F000' || attempt >= 5) throw error;
-    }
-  }
-}
-
 export type TestDatabase = {
   db: Db;
   url: string;
@@ -71,7 +57,7 @@ export async function createTestDatabase(options: { file?: boolean } = {}): Prom
   await admin.end();
   const db = connect(TEST_DATABASE_URL, { schema, poolSize: 5 });
   try {
-    await migrateRacingDrops(db);
+    await migrateToLatest(db);
   } catch (error) {
     // A pool left open would keep the test process alive after the failure.
     await db.close();

@@ -20,10 +20,12 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_700001_create_post_counts_table': postCountsTable,
 };
 
-// Kysely finds its own tables by listing every table of the database (pg_get_serial_sequence on
-// each); a schema dropped by another app at that moment (test runs drop theirs) fails the listing
-// with one of these. PostgreSQL migrations run in one transaction, so trying again is safe.
-const CATALOG_RACE = new Set(['42703', '42P01', 'XX000']);
+// Kysely finds its own tables by listing every table of the database (pg_get_serial_sequence and
+// has_schema_privilege on each); a schema dropped by another app at that moment (test runs drop
+// theirs) fails the listing with one of these (3F000: schema does not exist). Nothing is applied
+// before that listing and PostgreSQL migrations run in one transaction, so trying again is safe.
+const CATALOG_RACE = new Set(['3F000', '42703', '42P01', 'XX000']);
+const ATTEMPTS = 5;
 
 /** Applies every pending migration; throws on the first failure. */
 export async function migrateToLatest(db: Db): Promise<string[]> {
@@ -32,7 +34,7 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
       return await migrateOnce(db);
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
-      if (db.dialect !== 'postgres' || attempt >= 3 || typeof code !== 'string' || !CATALOG_RACE.has(code)) throw error;
+      if (db.dialect !== 'postgres' || attempt >= ATTEMPTS || typeof code !== 'string' || !CATALOG_RACE.has(code)) throw error;
     }
   }
 }
