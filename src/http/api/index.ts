@@ -15,13 +15,6 @@ export const apiRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // parser would hand a string to the validator, so such a body is a 415 here, not a 422.
   app.removeContentTypeParser('text/plain');
 
-  // A POST or PUT without a body is validated as an empty object, so the client learns which
-  // fields are required rather than that "the body must be an object".
-  app.addHook('preValidation', (request, _reply, done) => {
-    if (request.body === undefined || request.body === null) request.body = {};
-    done();
-  });
-
   await app.register(tokenRoutes);
   await app.register(userRoutes);
   // Public reads carry an ETag and answer If-None-Match with 304.
