@@ -15,10 +15,10 @@
     function copyBySelection() {
       input.focus();
       input.select();
-      var copied = false;
+      var copied;
       try {
         copied = document.execCommand('copy');
-      } catch (error) {
+      } catch {
         copied = false;
       }
       say(copied ? button.dataset.copied : button.dataset.failed);

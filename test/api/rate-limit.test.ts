@@ -8,7 +8,6 @@ import bcrypt from 'bcryptjs';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
-import { rateLimitNamespace } from '../../src/plugins/rate-limit.js';
 import { loadConfig } from '../../src/config.js';
 import { TEST_APP_KEY, buildTestApp, createTestDatabase, createUser, issueToken, testConfig, type TestApp } from '../helpers.js';
 import { TcpProxy } from '../faults/tcp-proxy.js';

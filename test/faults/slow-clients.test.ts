@@ -121,7 +121,7 @@ describe('slow and oversized clients', () => {
       const running = done.then((outcome) => {
         outcomes.push(outcome);
         open.delete(running);
-        if (attacking) keepOne();
+        if (attacking) void keepOne();
       });
       open.add(running);
       return running;
