@@ -3,7 +3,6 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import pino from 'pino';
 import sjson from 'secure-json-parse';
 import type { Config } from './config.js';
 import { connect, type Db } from './db/connect.js';
@@ -28,6 +27,7 @@ import { webGuards } from './plugins/web-guard.js';
 import './plugins/types.js';
 import { createServices } from './services.js';
 import type { Mailer } from './modules/mail/mailer.js';
+import { LogDestination } from './log-destination.js';
 
 export type BuildOptions = {
   /** An open database to use (tests); otherwise one is opened from config.databaseUrl. */
@@ -40,20 +40,17 @@ export type BuildOptions = {
   browserRoutes?: FastifyPluginAsync;
 };
 
-/**
- * Where the log lines go by default: stdout, written in blocks of up to 4 KiB (at least once a
- * second, and at exit) rather than with one write(2) per line, which cost about a tenth of an
- * authenticated API read. A process killed with SIGKILL loses at most its last second of lines;
- * a consumer that stops reading makes lines beyond 16 MiB be dropped, never the event loop block.
- */
-function logDestination(): { stream: pino.DestinationStream; close(): void } {
-  const stream = pino.destination({ dest: 1, sync: false, minLength: 4096, maxLength: 16 * 1024 * 1024 });
-  const timer = setInterval(() => stream.flush(), 1000).unref();
+/** Where the log lines go by default: stdout, in blocks (src/log-destination.ts). */
+function logDestination(): { stream: LogDestination; close(): Promise<void> } {
+  const stream = new LogDestination({ fd: 1 });
+  // A process.exit() that skips app.close() still writes what it holds.
+  const atExit = () => stream.flushAtExit();
+  process.once('exit', atExit);
   return {
     stream,
-    close: () => {
-      clearInterval(timer);
-      stream.flushSync();
+    close: async () => {
+      process.removeListener('exit', atExit);
+      await stream.close();
     },
   };
 }

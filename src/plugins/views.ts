@@ -78,6 +78,10 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
     prefix: '/assets/',
     maxAge: production ? '1h' : 0,
   });
+  // @fastify/view gives every reply an empty `locals` object in an onRequest hook of its own,
+  // unless the decorator exists: pages get their data through reply.page(), so no request (an
+  // API read least of all) pays for that hook.
+  app.decorateReply('locals', null);
   await app.register(view, {
     engine: { eta: new Eta() },
     root: fileURLToPath(new URL('../views', import.meta.url)),

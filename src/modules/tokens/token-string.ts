@@ -1,7 +1,7 @@
 // The plaintext token format, in Sanctum 4's layout: `<id>|<prefix><40 alphanumerics><crc32>`.
 // Only the SHA-256 of the part after the pipe is stored, as Sanctum does, so tokens issued by a
 // Laravel app keep working after an import. No framework or database here.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -33,7 +33,22 @@ export function generateSecret(prefix: string): string {
 
 /** SHA-256 hex of a secret: the only form in which a token is stored. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return hash('sha256', secret, 'hex');
+}
+
+/** The SHA-256 of a secret as bytes, to compare with digestBytes() of a stored hash. */
+export function secretDigest(secret: string): Buffer {
+  return hash('sha256', secret, 'buffer');
+}
+
+/** A stored hex digest as bytes (shorter than 32 when the stored text is not hex: it then matches nothing). */
+export function digestBytes(storedHex: string): Buffer {
+  return Buffer.from(storedHex, 'hex');
+}
+
+/** Constant-time comparison of two digests as bytes. */
+export function sameDigest(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** Constant-time comparison of two SHA-256 hex digests. */

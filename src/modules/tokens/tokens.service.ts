@@ -4,7 +4,7 @@ import { prepare, type Db, type Prepared } from '../../db/connect.js';
 import { createReadCache, type Held, type ReadCache } from '../../db/read-cache.js';
 import { ABILITIES, parseAbilities, type Ability } from './abilities.js';
 import { effectiveExpiry } from './expiry.js';
-import { generateSecret, hashSecret, parseToken, sameHash } from './token-string.js';
+import { digestBytes, generateSecret, hashSecret, parseToken, sameDigest, secretDigest } from './token-string.js';
 
 /** What a validated token tells the rest of the app: the token and its user, no secrets. */
 export type AuthenticatedToken = Readonly<{
@@ -58,8 +58,20 @@ type TokenWithUserRow = {
 // third of the throughput of an authenticated read.
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-/** A token row as the cache keeps it: the row, and what authenticate() answers for it (frozen, shared). */
-type CachedToken = { row: TokenWithUserRow; authenticated: AuthenticatedToken };
+/**
+ * A token as the cache keeps it: what every request needs of its row, worked out once (the
+ * stored digest as bytes, the expiry and last use as times), and what authenticate() answers
+ * for it (frozen, shared).
+ */
+type CachedToken = {
+  tokenId: number;
+  digest: Buffer;
+  /** When the token stops working (ms since the epoch), or null. */
+  expiresAt: number | null;
+  /** When last_used_at was last written (ms since the epoch), or null. */
+  lastUsedAt: number | null;
+  authenticated: AuthenticatedToken;
+};
 
 export class TokenService {
   private readonly lookup: Prepared<TokenWithUserRow>;
@@ -124,15 +136,14 @@ export class TokenService {
     if (parsed === null) return null;
     const found = this.cache === null ? (await this.load(parsed.id))?.value : await this.cache.get(parsed.id, () => this.load(parsed.id));
     if (found === undefined) return null;
-    const { row } = found;
     // The stored digest is compared in constant time, so response timing does not reveal how
     // much of a guessed secret was right.
-    if (!sameHash(row.token, hashSecret(parsed.secret))) return null;
+    if (!sameDigest(found.digest, secretDigest(parsed.secret))) return null;
     const now = Date.now();
-    if (this.isExpired(row, now)) return null;
+    if (found.expiresAt !== null && found.expiresAt <= now) return null;
     // The write moves the database's change counter, which drops the cache (db/read-cache.ts).
-    if (row.last_used_at === null || now - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
-      await this.touch(row.token_id, now);
+    if (found.lastUsedAt === null || now - found.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
+      await this.touch(found.tokenId, now);
     }
     return found.authenticated;
   }
@@ -152,14 +163,16 @@ export class TokenService {
       updated_at: row.updated_at,
     });
     const authenticated = Object.freeze({ tokenId: row.token_id, abilities: Object.freeze(parseAbilities(row.abilities)), user });
-    return { value: { row, authenticated }, until: null };
-  }
-
-  // Sanctum semantics: the global expiration applies to a token's age (so lowering it affects
-  // tokens already issued), and a per-token expires_at applies as well.
-  private isExpired(row: Pick<TokenWithUserRow, 'expires_at' | 'token_created_at'>, now: number): boolean {
-    const expires = effectiveExpiry(row.token_created_at, row.expires_at, this.config.tokenExpirationMinutes);
-    return expires !== null && expires <= now;
+    const value: CachedToken = {
+      tokenId: row.token_id,
+      digest: digestBytes(row.token),
+      // Sanctum semantics: the global expiration applies to a token's age (so lowering it
+      // affects tokens already issued), and a per-token expires_at applies as well.
+      expiresAt: effectiveExpiry(row.token_created_at, row.expires_at, this.config.tokenExpirationMinutes),
+      lastUsedAt: row.last_used_at === null ? null : Date.parse(row.last_used_at),
+      authenticated,
+    };
+    return { value, until: null };
   }
 
   private async touch(tokenId: number, now: number): Promise<void> {

@@ -1,0 +1,106 @@
+// The log destination (src/log-destination.ts) on real file descriptors: a file, and a FIFO whose
+// reader stops, as a full pipe to a stalled log collector does.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, describe, it } from 'node:test';
+import { LogDestination } from '../../src/log-destination.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tessera-log-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const line = (n: number) => `${JSON.stringify({ level: 30, n, msg: 'request' })}\n`;
+
+function fileDestination(name: string, options: { blockBytes?: number; flushEveryMs?: number } = {}) {
+  const path = join(dir, name);
+  const fd = openSync(path, 'w');
+  const destination = new LogDestination({ fd, flushEveryMs: 60_000, ...options });
+  return { destination, read: () => readFileSync(path, 'utf8'), close: () => closeSync(fd) };
+}
+
+describe('log destination', () => {
+  it('holds lines until a block is full, then writes them in one go, in order', async () => {
+    const { destination, read, close } = fileDestination('block.log', { blockBytes: 1000 });
+    const first = Array.from({ length: 10 }, (_, i) => line(i));
+    for (const each of first) destination.write(each);
+    await sleep(50);
+    assert.equal(read(), '', 'nothing written below the block size');
+    const rest = Array.from({ length: 40 }, (_, i) => line(10 + i));
+    for (const each of rest) destination.write(each);
+    await destination.close();
+    assert.equal(read(), [...first, ...rest].join(''));
+    close();
+  });
+
+  it('writes what is pending when the timer fires, though no block is full', async () => {
+    const { destination, read, close } = fileDestination('timer.log', { flushEveryMs: 30 });
+    destination.write(line(1));
+    destination.write(line(2));
+    const deadline = Date.now() + 2000;
+    while (read() === '' && Date.now() < deadline) await sleep(10);
+    assert.equal(read(), line(1) + line(2));
+    await destination.close();
+    close();
+  });
+
+  it('keeps the order when lines arrive while a block is being written, and close() writes everything', async () => {
+    const { destination, read, close } = fileDestination('order.log', { blockBytes: 200 });
+    const all = Array.from({ length: 2000 }, (_, i) => line(i));
+    for (const each of all) destination.write(each);
+    await destination.close();
+    assert.equal(read(), all.join(''));
+    destination.write(line(-1));
+    await sleep(20);
+    assert.equal(read(), all.join(''), 'nothing is accepted after close()');
+    close();
+  });
+
+  it('writes the rest at process exit when no write is in progress', () => {
+    const { destination, read, close } = fileDestination('exit.log');
+    destination.write(line(7));
+    destination.flushAtExit();
+    assert.equal(read(), line(7));
+    close();
+  });
+
+  it('never blocks on a stalled reader: drops what is over its limit, says how many once the output moves', async () => {
+    const fifo = join(dir, 'stalled.fifo');
+    execFileSync('mkfifo', [fifo]);
+    // Opened read-write so it needs no reader; non-blocking, as a pipe the event loop must not wait on.
+    const writeFd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    const readFd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const destination = new LogDestination({ fd: writeFd, blockBytes: 16 * 1024, maxPendingBytes: 256 * 1024, flushEveryMs: 60_000 });
+    const started = performance.now();
+    const total = 20_000;
+    for (let i = 0; i < total; i += 1) destination.write(line(i));
+    const writing = performance.now() - started;
+    assert.ok(writing < 2000, `writing the lines took ${writing} ms: the caller waited for the reader`);
+    await sleep(200);
+    // The reader comes back: everything the destination kept arrives, then the notice.
+    let output = '';
+    const chunk = Buffer.alloc(1 << 16);
+    const deadline = Date.now() + 5000;
+    while (!output.includes('log lines dropped') && Date.now() < deadline) {
+      try {
+        const n = readSync(readFd, chunk, 0, chunk.length, null);
+        output += chunk.subarray(0, n).toString('utf8');
+      } catch {
+        await sleep(20);
+        destination.flush();
+      }
+    }
+    await destination.close();
+    closeSync(readFd);
+    closeSync(writeFd);
+    const lines = output.trim().split('\n').map((text) => JSON.parse(text) as { n?: number; dropped?: number; msg: string });
+    const kept = lines.filter((entry) => entry.n !== undefined).map((entry) => entry.n!);
+    const notice = lines.find((entry) => entry.msg === 'log lines dropped: the output did not keep up');
+    assert.ok(notice !== undefined, 'a warning line counts the dropped lines');
+    assert.ok(kept.length < total, 'some lines were dropped');
+    assert.equal(notice.dropped, total - kept.length, 'the count is exact');
+    assert.deepEqual(kept, Array.from({ length: kept.length }, (_, i) => i), 'the kept lines are the first ones, in order');
+  });
+});
