@@ -47,7 +47,13 @@ export class LogDestination {
 
   /** pino's stream interface: one serialized line, newline included. */
   write(line: string): void {
-    if (this.closed) return;
+    // After close() (other onClose hooks may still log), each line is written at once, unless
+    // close() is still waiting for a block in progress: it writes the line after that block.
+    if (this.closed) {
+      this.parts.push(line);
+      if (this.writing === null) this.writeRestSync();
+      return;
+    }
     if (this.pending >= this.maxPendingBytes) {
       this.dropped += 1;
       return;
@@ -65,8 +71,9 @@ export class LogDestination {
   }
 
   /**
-   * Stops the timer and writes everything still pending; no line is accepted afterwards. A reader
-   * that takes no more within `waitMs` does not hold the shutdown: the rest is given up.
+   * Stops the timer and writes everything still pending; later lines are written one by one, at
+   * once. A reader that takes no more within `waitMs` does not hold the shutdown: the rest is
+   * given up.
    */
   async close(waitMs = 2000): Promise<void> {
     clearInterval(this.timer);

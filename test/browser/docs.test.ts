@@ -48,7 +48,10 @@ describe('/docs in Chromium', { skip: skipWithoutChromium }, () => {
 
   it('shows an operation with its documented error statuses when opened', async () => {
     await page.click('#operations-tokens-postTokens .opblock-summary');
-    const statuses = await page.locator('#operations-tokens-postTokens .responses-table .response-col_status').allInnerTexts();
+    // The block opens after the click returns; allInnerTexts() does not wait for it.
+    const cells = page.locator('#operations-tokens-postTokens .responses-table .response-col_status');
+    await cells.first().waitFor({ timeout: 10_000 });
+    const statuses = await cells.allInnerTexts();
     for (const status of ['200', '401', '422']) assert.ok(statuses.map((s) => s.trim()).includes(status), `${status} in ${statuses.join(',')}`);
   });
 
