@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { crc32 } from 'node:zlib';
 import { describe, it } from 'node:test';
-import { generateSecret, hashSecret, parseToken, randomAlphanumeric, sameHash } from '../../src/modules/tokens/token-string.js';
+import { digestBytes, generateSecret, hashSecret, parseToken, randomAlphanumeric, sameDigest, sameHash, secretDigest } from '../../src/modules/tokens/token-string.js';
 
 const crcHex = (text: string) => crc32(text).toString(16).padStart(8, '0');
 
@@ -85,4 +85,19 @@ describe('parseToken', () => {
       assert.equal(parseToken(plaintext, prefix), null);
     });
   }
+});
+
+describe('sameDigest over digestBytes (the cached token check)', () => {
+  it('matches the stored digest of the same secret only', () => {
+    const stored = hashSecret('one');
+    assert.equal(sameDigest(digestBytes(stored), secretDigest('one')), true);
+    assert.equal(sameDigest(digestBytes(stored), secretDigest('two')), false);
+  });
+
+  it('matches nothing when the stored text is not exactly the 64 lowercase hex characters written', () => {
+    const stored = hashSecret('one');
+    for (const corrupted of [`${stored}zz`, `${stored}00`, stored.slice(0, 63), stored.toUpperCase(), '', `${stored.slice(0, 62)}g1`]) {
+      assert.equal(sameDigest(digestBytes(corrupted), secretDigest('one')), false, corrupted);
+    }
+  });
 });

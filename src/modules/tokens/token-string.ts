@@ -41,9 +41,13 @@ export function secretDigest(secret: string): Buffer {
   return hash('sha256', secret, 'buffer');
 }
 
-/** A stored hex digest as bytes (shorter than 32 when the stored text is not hex: it then matches nothing). */
+/**
+ * A stored digest as bytes, for sameDigest(). Only the exact stored form — 64 lowercase hex
+ * characters, as hashSecret() and Sanctum write it — is read; anything else gives no bytes and
+ * matches nothing (Buffer's hex parser alone would stop at the first bad character and keep the rest).
+ */
 export function digestBytes(storedHex: string): Buffer {
-  return Buffer.from(storedHex, 'hex');
+  return /^[0-9a-f]{64}$/.test(storedHex) ? Buffer.from(storedHex, 'hex') : Buffer.alloc(0);
 }
 
 /** Constant-time comparison of two digests as bytes. */
