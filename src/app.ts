@@ -98,15 +98,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }
   });
   await app.register(formbody, { bodyLimit: config.bodyLimit });
-  // A request without a body (none sent, or an empty JSON one) is read as an empty object, on every
-  // route: an API client learns which fields are required rather than that "the body must be an
-  // object", and a form handler never meets `undefined` where it reads a field (an empty JSON post
-  // to /admin/posts used to answer 500).
+  // A request without a body (none sent, or an empty or `null` JSON one) is read as an empty
+  // object, on every route, before validation: an API client learns which fields are required
+  // rather than that "the body must be an object", and a form action never meets `undefined`
+  // where it reads a field (an empty JSON post to /admin/posts used to answer 500).
   app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined || request.body === null) request.body = {};
     done();
   });
-
   await app.register(errorsPlugin);
   await app.register(shutdownPlugin);
   await app.register(securityHeadersPlugin);
@@ -130,6 +129,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // this scope declares a web guard. The SPA hook that renews the XSRF cookie is registered
   // before the session plugin: it must run before the session is saved.
   await app.register(async (browser) => {
+    // A form is a set of fields: a body that is not one (a JSON array, string or number, an
+    // empty text/plain post) is an empty form, so every required field is reported missing. The
+    // schema's own error for it sits at the root and names no field, and the forms show field
+    // errors only: an empty text/plain post to /profile passed and blanked the user's name and
+    // email. (The API keeps its 422 "The request body must be a JSON object.")
+    browser.addHook('preValidation', (request, _reply, done) => {
+      const body = request.body;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) request.body = {};
+      done();
+    });
     await statefulPageHooks(browser);
     await browser.register(sessionPlugin);
     await browser.register(csrfCookieRoutes);
