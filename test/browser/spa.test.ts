@@ -4,12 +4,13 @@
 // gets 401. API and SPA are both on "localhost" (same site, other ports), as in development.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { buildApp } from '../../src/app.js';
 import { createTestDatabase, createUser, testConfig, type TestDatabase } from '../helpers.js';
-import { freePort, launchBrowser, skipWithoutChromium } from '../support/browser.js';
+import { launchBrowser, listenWithAppUrl, skipWithoutChromium } from '../support/browser.js';
 
 const SPA_HTML = `<!doctype html>
 <html lang="en">
@@ -60,14 +61,18 @@ type SpaApi = Record<'csrf' | 'user' | 'logout', () => Promise<CallResult>> & {
   xsrf(): string | null;
 };
 
-function serveSpa(port: number): Promise<Server> {
+/** The SPA's own server on a port the OS picks (no race with other tests for a "free" port). */
+function serveSpa(): Promise<{ server: Server; port: number }> {
   const server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     if (path === '/spa.js') response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(SPA_JS);
     else if (path === '/') response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(SPA_HTML);
     else response.writeHead(404).end();
   });
-  return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port }));
+  });
 }
 
 const closeServer = (server: Server | undefined) => new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
@@ -92,21 +97,25 @@ describe('a first-party SPA in Chromium', { skip: skipWithoutChromium }, () => {
     );
 
   before(async () => {
-    const [apiPort, spaPort, otherPort] = [await freePort(), await freePort(), await freePort()];
-    apiUrl = `http://localhost:${apiPort}`;
-    spaUrl = `http://localhost:${spaPort}`;
-    otherUrl = `http://localhost:${otherPort}`;
+    const spa = await serveSpa();
+    const other = await serveSpa();
+    spaServer = spa.server;
+    otherServer = other.server;
+    spaUrl = `http://localhost:${spa.port}`;
+    otherUrl = `http://localhost:${other.port}`;
     database = await createTestDatabase();
-    app = await buildApp(testConfig({ APP_URL: apiUrl, SANCTUM_STATEFUL_DOMAINS: `localhost:${spaPort}` }), { db: database.db });
-    app.addHook('onResponse', async (request, reply) => {
-      if (request.url === '/api/user' && request.method === 'GET') {
-        seen.push({ origin: request.headers.origin, sessionCookie: /tessera_session=/.test(request.headers.cookie ?? ''), status: reply.statusCode });
-      }
-    });
-    await app.listen({ host: '127.0.0.1', port: apiPort });
+    // The API's address is in its configuration (APP_URL), so its port is chosen first: another
+    // port is tried if that one was taken in the meantime.
+    ({ app, url: apiUrl } = await listenWithAppUrl('localhost', async (url) => {
+      const built = await buildApp(testConfig({ APP_URL: url, SANCTUM_STATEFUL_DOMAINS: `localhost:${spa.port}` }), { db: database.db });
+      built.addHook('onResponse', async (request, reply) => {
+        if (request.url === '/api/user' && request.method === 'GET') {
+          seen.push({ origin: request.headers.origin, sessionCookie: /tessera_session=/.test(request.headers.cookie ?? ''), status: reply.statusCode });
+        }
+      });
+      return built;
+    }));
     user = await createUser(app, { name: 'Ada SPA', password: 'spa password 2026' });
-    spaServer = await serveSpa(spaPort);
-    otherServer = await serveSpa(otherPort);
     browser = await launchBrowser();
   });
   after(async () => {

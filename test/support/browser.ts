@@ -34,20 +34,40 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Builds an app whose configuration names its own address (APP_URL) and listens on 127.0.0.1 at
+ * that port. The port is free when chosen but may be taken before the app listens (a parallel
+ * test's connection can get it): then the app is closed and another port is tried.
+ */
+export async function listenWithAppUrl(host: string, build: (url: string) => Promise<FastifyInstance>): Promise<{ app: FastifyInstance; url: string; port: number }> {
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await freePort();
+    const url = `http://${host}:${port}`;
+    const app = await build(url);
+    try {
+      await app.listen({ host: '127.0.0.1', port });
+      return { app, url, port };
+    } catch (error) {
+      await app.close();
+      if ((error as { code?: unknown }).code !== 'EADDRINUSE' || attempt >= 5) throw error;
+    }
+  }
+}
+
 export type RunningServer = { url: string; app: FastifyInstance; config: Config; database: TestDatabase; close(): Promise<void> };
 
 /** Builds the app on a fresh database and listens on a free loopback port; APP_URL matches it. */
 export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
   const database = await createTestDatabase();
-  const config = testConfig({ APP_URL: url, ...env });
-  const app = await buildApp(config, { db: database.db });
-  await app.listen({ host: '127.0.0.1', port });
+  let config: Config | undefined;
+  const { app, url } = await listenWithAppUrl('127.0.0.1', (address) => {
+    config = testConfig({ APP_URL: address, ...env });
+    return buildApp(config, { db: database.db });
+  });
   return {
     url,
     app,
-    config,
+    config: config!,
     database,
     close: async () => {
       await app.close();
