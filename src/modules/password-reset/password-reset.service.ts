@@ -10,7 +10,7 @@ import { t } from '../i18n/translator.js';
 import { composeMail, type MailService } from '../mail/mail.service.js';
 import { checkNewPassword } from '../passwords/policy.js';
 import { ValidationError } from '../shared/errors.js';
-import { hashSecret, sameHash } from '../tokens/token-string.js';
+import { digestBytes, hashSecret, sameDigest, secretDigest } from '../tokens/token-string.js';
 import type { UserService } from '../users/users.service.js';
 
 export const RESET_TOKEN_MINUTES = 60;
@@ -77,7 +77,7 @@ export class PasswordResetService {
     const invalid = () => new ValidationError({ email: [t(locale, 'passwords.token')] });
     const key = input.email.toLowerCase();
     const row = await this.db.kysely.selectFrom('password_reset_tokens').selectAll().where('email', '=', key).executeTakeFirst();
-    if (row === undefined || !sameHash(row.token, hashSecret(input.token))) throw invalid();
+    if (row === undefined || !sameDigest(digestBytes(row.token), secretDigest(input.token))) throw invalid();
     if (Date.parse(row.created_at) + RESET_TOKEN_MINUTES * 60_000 <= this.clock()) {
       await this.db.kysely.deleteFrom('password_reset_tokens').where('email', '=', key).execute();
       throw new ValidationError({ email: [t(locale, 'passwords.expired')] });

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/connect.js';
 import type { User } from '../../db/types.js';
 import { findUserById } from '../users/users.repository.js';
-import { hashSecret, sameHash } from '../tokens/token-string.js';
+import { digestBytes, hashSecret, sameDigest, secretDigest } from '../tokens/token-string.js';
 
 export const REMEMBER_DAYS = 30;
 const LIFETIME_MS = REMEMBER_DAYS * 24 * 3_600_000;
@@ -51,7 +51,7 @@ export class RememberService {
     const parsed = parse(cookie);
     if (parsed === null) return null;
     const row = await this.db.kysely.selectFrom('remember_tokens').selectAll().where('selector', '=', parsed.selector).executeTakeFirst();
-    if (row === undefined || !sameHash(row.validator_hash, hashSecret(parsed.validator))) return null;
+    if (row === undefined || !sameDigest(digestBytes(row.validator_hash), secretDigest(parsed.validator))) return null;
     const now = this.clock();
     if (Date.parse(row.expires_at) <= now) {
       await this.db.kysely.deleteFrom('remember_tokens').where('id', '=', row.id).execute();

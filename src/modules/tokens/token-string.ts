@@ -50,16 +50,9 @@ export function digestBytes(storedHex: string): Buffer {
   return /^[0-9a-f]{64}$/.test(storedHex) ? Buffer.from(storedHex, 'hex') : Buffer.alloc(0);
 }
 
-/** Constant-time comparison of two digests as bytes. */
+/** Constant-time comparison of two digests as bytes (tokens, remember-me validators, reset tokens). */
 export function sameDigest(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/** Constant-time comparison of two SHA-256 hex digests. */
-export function sameHash(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'utf8');
-  const right = Buffer.from(b, 'utf8');
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 /**
