@@ -57,6 +57,17 @@ describe('log destination', () => {
     close();
   });
 
+  it('keeps every byte of lines that are not ASCII, and of a line longer than a block, across reused blocks', async () => {
+    const { destination, read, close } = fileDestination('utf8.log', { blockBytes: 256 });
+    const all = Array.from({ length: 3000 }, (_, i) =>
+      i % 500 === 7 ? `${JSON.stringify({ n: i, msg: 'é€😀'.repeat(200) })}\n` : `${JSON.stringify({ n: i, msg: i % 3 === 0 ? 'Zoë — café 😀' : 'request' })}\n`,
+    );
+    for (const each of all) destination.write(each);
+    await destination.close();
+    assert.equal(read(), all.join(''));
+    close();
+  });
+
   it('writes the rest at process exit when no write is in progress', () => {
     const { destination, read, close } = fileDestination('exit.log');
     destination.write(line(7));
