@@ -5,6 +5,7 @@ import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
 import pg from 'pg';
+import { CommitWatch } from './commit-watch.js';
 import type { Database } from './types.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -14,6 +15,8 @@ export type Db = {
   dialect: Dialect;
   /** Present on SQLite: the better-sqlite3 handle Kysely uses. */
   sqlite: SQLite.Database | null;
+  /** Present on SQLite: says when other connections have committed (src/db/commit-watch.ts). */
+  commits: CommitWatch | null;
   /** Present on PostgreSQL: the pool Kysely uses. */
   pool: pg.Pool | null;
   close(): Promise<void>;
@@ -84,12 +87,20 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     handle.pragma('foreign_keys = ON');
     handle.pragma('busy_timeout = 5000');
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
+    const commits = new CommitWatch(handle, path === ':memory:' ? null : path);
     return {
       kysely,
       dialect: 'sqlite',
       sqlite: handle,
+      commits,
       pool: null,
-      close: () => kysely.destroy(),
+      // The watch's descriptor is closed only after the connection (see commit-watch.ts).
+      close: async () => {
+        await kysely.destroy();
+        // Kysely closes the handle only if it ever ran a query through it.
+        if (handle.open) handle.close();
+        commits.close();
+      },
     };
   }
   const pool = new pg.Pool({
@@ -112,7 +123,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
   // would crash the process. The next query gets a fresh connection.
   pool.on('error', () => {});
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { kysely, dialect: 'postgres', sqlite: null, pool, close: () => kysely.destroy() };
+  return { kysely, dialect: 'postgres', sqlite: null, commits: null, pool, close: () => kysely.destroy() };
 }
 
 /** True when the database answers a trivial query. */

@@ -3,8 +3,9 @@
 //
 // Issue 2 allows a cache only if it honours a revocation at once, in every instance. On SQLite
 // every instance shares one file, and two counters say whether anything in it changed:
-// - `PRAGMA data_version` moves when another connection (another process: a second instance,
-//   the CLI) commits anything;
+// - the commit watch (src/db/commit-watch.ts: SQLite's WAL-index header, or `PRAGMA
+//   data_version`) moves when another connection (another process: a second instance, the CLI)
+//   commits anything;
 // - `total_changes()` moves with every row this connection writes, committed or not (our own
 //   revocations, user updates, last_used_at, sessions…).
 // Both are read before every lookup; if either moved, the whole cache is dropped. So a cached
@@ -17,6 +18,7 @@
 // revoked token could pass for a moment on another instance): there, every request reads the
 // database, and `createReadCache` returns null.
 import type SQLite from 'better-sqlite3';
+import type { CommitWatch } from './commit-watch.js';
 import type { Db } from './connect.js';
 
 /** A value and the time (ms since the epoch) until which it holds even if nothing is written; null: until a write. */
@@ -28,11 +30,12 @@ export class ReadCache<Key, Value> {
   private changes: unknown = null;
   /** Counts the times the cache was dropped: a value loaded across a drop is not kept. */
   private generation = 0;
-  private probes: { dataVersion: SQLite.Statement; changes: SQLite.Statement } | null = null;
+  private changesProbe: SQLite.Statement | null = null;
 
   /** `maxEntries`: at most this many values are kept; the oldest goes first. */
   constructor(
     private readonly handle: SQLite.Database,
+    private readonly commits: CommitWatch,
     private readonly maxEntries: number,
   ) {}
 
@@ -64,12 +67,9 @@ export class ReadCache<Key, Value> {
   // since the last check; null inside a transaction (the cache is not used then).
   private check(): number | null {
     if (this.handle.inTransaction) return null;
-    this.probes ??= {
-      dataVersion: this.handle.prepare('PRAGMA data_version').pluck(),
-      changes: this.handle.prepare('SELECT total_changes()').pluck(),
-    };
-    const dataVersion = this.probes.dataVersion.get();
-    const changes = this.probes.changes.get();
+    this.changesProbe ??= this.handle.prepare('SELECT total_changes()').pluck();
+    const dataVersion = this.commits.current();
+    const changes = this.changesProbe.get();
     if (dataVersion !== this.dataVersion || changes !== this.changes) {
       this.entries.clear();
       this.generation += 1;
@@ -82,5 +82,5 @@ export class ReadCache<Key, Value> {
 
 /** A cache for this database, or null where it could not honour a change at once (PostgreSQL). */
 export function createReadCache<Key, Value>(db: Db, maxEntries: number): ReadCache<Key, Value> | null {
-  return db.sqlite === null ? null : new ReadCache<Key, Value>(db.sqlite, maxEntries);
+  return db.sqlite === null || db.commits === null ? null : new ReadCache<Key, Value>(db.sqlite, db.commits, maxEntries);
 }

@@ -8,12 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
+import { CommitWatch } from '../../src/db/commit-watch.js';
 import { ReadCache, type Held } from '../../src/db/read-cache.js';
 
-describe('read cache', () => {
+// Both ways of seeing another connection's commits: SQLite's WAL-index header (the service's
+// databases), and PRAGMA data_version where there is no WAL index (a rollback-journal file).
+for (const journal of ['wal', 'delete'] as const) describe(`read cache (journal_mode ${journal})`, () => {
   let dir: string;
   let own: SQLite.Database;
   let other: SQLite.Database;
+  let watch: CommitWatch;
   let cache: ReadCache<number, string>;
   let loads: number;
   const read =
@@ -27,18 +31,20 @@ describe('read cache', () => {
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'tessera-token-cache-'));
     own = new SQLite(join(dir, 'db.sqlite'));
-    own.pragma('journal_mode = WAL');
+    own.pragma(`journal_mode = ${journal}`);
     own.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)');
     other = new SQLite(join(dir, 'db.sqlite'));
+    watch = new CommitWatch(own, join(dir, 'db.sqlite'));
   });
   after(() => {
     own.close();
     other.close();
+    watch.close();
     rmSync(dir, { recursive: true, force: true });
   });
   beforeEach(() => {
     own.exec("DELETE FROM t; INSERT INTO t VALUES (1, 'one'), (2, 'two'), (3, 'three')");
-    cache = new ReadCache<number, string>(own, 2);
+    cache = new ReadCache<number, string>(own, watch, 2);
     loads = 0;
   });
 
@@ -138,7 +144,7 @@ describe('read cache', () => {
 describe('read cache: values that hold until a time', () => {
   test('a value is read again once its time has come, and not before', async () => {
     const db = new SQLite(':memory:');
-    const cache = new ReadCache<string, number>(db, 10);
+    const cache = new ReadCache<string, number>(db, new CommitWatch(db, null), 10);
     let loads = 0;
     const load = async () => ({ value: (loads += 1), until: 1_000 });
     assert.equal(await cache.get('k', load, 500), 1);
