@@ -59,7 +59,7 @@ export class CommitWatch {
   /** A value that changes whenever another connection has committed since the last call. */
   current(): unknown {
     if (this.fd !== null) {
-      let bytes = 0;
+      let bytes: number;
       try {
         bytes = readSync(this.fd, this.read, 0, HEADER_BYTES, 0);
       } catch {
