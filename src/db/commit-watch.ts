@@ -12,16 +12,19 @@
 // counts as a change (the caches are dropped once more than needed, never kept too long).
 //
 // Where the index cannot be read (an in-memory database has no other connection; a database not
-// in WAL mode, or a -shm file that cannot be opened), `PRAGMA data_version` is used instead.
+// in WAL mode, or a -shm file that cannot be opened), `PRAGMA data_version` is used instead. Bytes
+// that do not start like an index header (its version, 3007000) never count as "unchanged".
 //
 // The -shm file's descriptor must stay open for as long as the SQLite connection is: closing any
 // descriptor of a file drops every POSIX lock the process holds on it, SQLite's included
 // (https://www.sqlite.org/howtocorrupt.html, 2.2). `close()` is therefore called by Db.close()
 // only after the connection is closed.
-import { closeSync, constants, openSync, readSync } from 'node:fs';
+import { closeSync, constants, openSync, readSync, realpathSync } from 'node:fs';
 import type SQLite from 'better-sqlite3';
 
 const HEADER_BYTES = 96;
+/** The header's first field, in the machine's byte order (WALINDEX_MAX_VERSION). */
+const INDEX_VERSION = 3007000;
 
 export class CommitWatch {
   private fd: number | null = null;
@@ -45,7 +48,8 @@ export class CommitWatch {
       // A new database's index is made by its first read transaction: make sure there is one.
       handle.prepare('PRAGMA data_version').get();
       try {
-        this.fd = openSync(`${path}-shm`, constants.O_RDONLY);
+        // SQLite names the index after the database's real path (symbolic links resolved).
+        this.fd = openSync(`${realpathSync(path)}-shm`, constants.O_RDONLY);
         this.source = 'wal-index';
         return;
       } catch {
@@ -65,8 +69,10 @@ export class CommitWatch {
       } catch {
         bytes = 0;
       }
-      // A short read (an index SQLite has not set up yet) says nothing: it counts as a change.
-      if (bytes < HEADER_BYTES || !this.read.equals(this.seen)) {
+      // A short read, or bytes that are not an index header (an index SQLite has not set up yet),
+      // say nothing: they count as a change.
+      const header = bytes === HEADER_BYTES && (this.read.readUInt32LE(0) === INDEX_VERSION || this.read.readUInt32BE(0) === INDEX_VERSION);
+      if (!header || !this.read.equals(this.seen)) {
         this.read.copy(this.seen);
         this.version += 1;
       }

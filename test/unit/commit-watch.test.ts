@@ -2,7 +2,7 @@
 // is seen at the next look, nothing else moves it, and its descriptor is closed with the database.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -71,5 +71,26 @@ describe('commit watch', () => {
       await db.close();
     }
     assert.equal(openDescriptors(), before);
+  });
+});
+
+describe('commit watch: a database reached through a symbolic link', () => {
+  it('reads the index beside the real file, not a stale one beside the link', () => {
+    const { path, handle } = database('real.db', 'wal');
+    const link = join(dir, 'link.db');
+    symlinkSync(path, link);
+    // A stale index beside the link, whose header would never move.
+    writeFileSync(`${link}-shm`, Buffer.alloc(32 * 1024));
+    const viaLink = new SQLite(link);
+    const watch = new CommitWatch(viaLink, link);
+    assert.equal(watch.source, 'wal-index');
+    viaLink.prepare('SELECT count(*) FROM t').get();
+    const before = watch.current();
+    assert.equal(watch.current(), before);
+    insertFromAnotherProcess(path);
+    assert.notEqual(watch.current(), before);
+    viaLink.close();
+    handle.close();
+    watch.close();
   });
 });
