@@ -44,9 +44,10 @@ export class CommitWatch {
       this.source = 'none';
       return;
     }
+    const dataVersion = handle.prepare('PRAGMA data_version').pluck();
     if (handle.pragma('journal_mode', { simple: true }) === 'wal') {
       // A new database's index is made by its first read transaction: make sure there is one.
-      handle.prepare('PRAGMA data_version').get();
+      dataVersion.get();
       try {
         // SQLite names the index after the database's real path (symbolic links resolved).
         this.fd = openSync(`${realpathSync(path)}-shm`, constants.O_RDONLY);
@@ -56,7 +57,7 @@ export class CommitWatch {
         // No readable index: fall back to data_version below.
       }
     }
-    this.dataVersion = handle.prepare('PRAGMA data_version').pluck();
+    this.dataVersion = dataVersion;
     this.source = 'data_version';
   }
 

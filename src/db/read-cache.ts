@@ -26,7 +26,7 @@ export type Held<Value> = { value: Value; until: number | null };
 
 export class ReadCache<Key, Value> {
   private readonly entries = new Map<Key, Held<Value>>();
-  private dataVersion: unknown = null;
+  private commitsSeen: unknown = null;
   private changes: unknown = null;
   /** Counts the times the cache was dropped: a value loaded across a drop is not kept. */
   private generation = 0;
@@ -68,12 +68,12 @@ export class ReadCache<Key, Value> {
   private check(): number | null {
     if (this.handle.inTransaction) return null;
     this.changesProbe ??= this.handle.prepare('SELECT total_changes()').pluck();
-    const dataVersion = this.commits.current();
+    const commits = this.commits.current();
     const changes = this.changesProbe.get();
-    if (dataVersion !== this.dataVersion || changes !== this.changes) {
+    if (commits !== this.commitsSeen || changes !== this.changes) {
       this.entries.clear();
       this.generation += 1;
-      this.dataVersion = dataVersion;
+      this.commitsSeen = commits;
       this.changes = changes;
     }
     return this.generation;
