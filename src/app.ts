@@ -64,7 +64,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     bodyLimit: config.bodyLimit,
     // Slow clients and oversized headers are cut off (Fastify sets no request timeout by default).
     ...serverLimitOptions(config),
-    trustProxy: false,
+    // request.ip (limits, throttles, audit) comes from X-Forwarded-For only through the proxies
+    // TRUSTED_PROXIES names (config.ts); by default the socket's address, whatever a client sends.
+    trustProxy: config.trustedProxies,
     // Requests arriving while closing get our 503 envelope instead (plugins/shutdown.ts).
     return503OnClosing: false,
     forceCloseConnections: 'idle',

@@ -2,6 +2,7 @@
 // Invalid values fail fast at start-up with a message naming the variable.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { dirname, resolve } from 'node:path';
 
 export type MailConfig = {
@@ -43,6 +44,11 @@ export type Config = {
   /** Where rate-limit counters live: per process, or shared by every instance (Redis, the database). */
   rateLimitStore: 'memory' | 'redis' | 'database';
   redisUrl: string;
+  /**
+   * The reverse proxies whose X-Forwarded-For names the client (Fastify's `trustProxy`): none
+   * (false), or their addresses and CIDR ranges.
+   */
+  trustedProxies: false | string[];
   mail: MailConfig;
 };
 
@@ -136,6 +142,38 @@ function expiration(env: Env): number | null {
   return value;
 }
 
+// Names proxy-addr (Fastify's) knows for whole ranges: 127.0.0.1/8 + ::1, 169.254/16 + fe80::/10,
+// the private ranges + fc00::/7.
+const NAMED_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * TRUSTED_PROXIES: empty (default) believes no X-Forwarded-* header, so a client cannot choose
+ * the address its limits and audit entries are kept under. Behind a reverse proxy, name it by
+ * address or range (`10.0.0.0/8,loopback`): the client is then the nearest address in
+ * X-Forwarded-For that is not a trusted proxy, and entries a client writes itself stand further
+ * left and are never read. Refused: `*` (any client reaching the service directly would pick its
+ * own address) and a number of hops (it cannot tell the proxy from a client that connects
+ * directly; Fastify 5 trusts nothing for a number, so it would silently do nothing).
+ */
+function trustedProxies(env: Env): false | string[] {
+  const items = list(env, 'TRUSTED_PROXIES');
+  if (items.length === 0) return false;
+  for (const item of items) {
+    if (item === '*' || /^\d+$/.test(item)) {
+      throw new ConfigError(`TRUSTED_PROXIES must name the proxies by address or range (e.g. 10.0.0.0/8,loopback), not "${item}": that would let clients that reach the service directly pick their own address.`);
+    }
+    if (NAMED_RANGES.includes(item.toLowerCase())) continue;
+    const [address = '', prefix, extra] = item.split('/');
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || extra !== undefined) {
+      throw new ConfigError(`TRUSTED_PROXIES must list IP addresses, CIDR ranges (10.0.0.0/8), loopback, linklocal or uniquelocal; got "${item}".`);
+    }
+  }
+  return items.map((item) => (NAMED_RANGES.includes(item.toLowerCase()) ? item.toLowerCase() : item));
+}
+
 /** Builds the configuration from an environment (process.env by default, after loading .env). */
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = oneOf(env, 'NODE_ENV', ['production', 'development', 'test'] as const, 'development');
@@ -175,6 +213,7 @@ export function loadConfig(env: Env = process.env): Config {
     loginRateLimit: int(env, 'LOGIN_RATE_LIMIT', 5, 0),
     rateLimitStore: oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'redis', 'database'] as const, 'memory'),
     redisUrl: str(env, 'REDIS_URL', 'redis://127.0.0.1:6379'),
+    trustedProxies: trustedProxies(env),
     mail: {
       mailer: oneOf(env, 'MAIL_MAILER', ['smtp', 'log'] as const, 'log'),
       host: str(env, 'MAIL_HOST', '127.0.0.1'),
