@@ -114,11 +114,39 @@ export type ServerProcess = {
   stop(graceMs?: number): Promise<number | string>;
 };
 
-/** Starts `node --import tsx src/server.ts` with `env` on a free port; resolves once GET /up answers. */
+const REPORT_LISTENING = new URL('../support/report-listening.mjs', import.meta.url).href;
+
+/**
+ * Starts `node --import tsx src/server.ts` with `env` on a free port; resolves once GET /up answers.
+ * The port is free when chosen but may be taken before the child listens: the child then exits
+ * with EADDRINUSE and another port is tried. Only the child's own report that it listens on the
+ * port (test/support/report-listening.mjs) counts, never an answer from whoever else holds it.
+ */
 export async function startServerProcess(env: Record<string, string>, options: { port?: number; waitMs?: number } = {}): Promise<ServerProcess> {
-  const port = options.port ?? (await freePort());
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startOnce(env, options.port ?? (await freePort()), options.waitMs ?? 20_000);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || options.port !== undefined || attempt >= 5) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function answersUp(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${url}/up`, { signal: AbortSignal.timeout(1000) });
+    await response.body?.cancel();
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+async function startOnce(env: Record<string, string>, port: number, waitMs: number): Promise<ServerProcess> {
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--import', REPORT_LISTENING, 'src/server.ts'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -132,7 +160,11 @@ export async function startServerProcess(env: Record<string, string>, options: {
       LOGIN_RATE_LIMIT: '0',
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  let listening = false;
+  child.on('message', (message: { type?: string; address?: { port?: number } | null }) => {
+    if (message.type === 'listening' && message.address?.port === port) listening = true;
   });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -143,21 +175,15 @@ export async function startServerProcess(env: Record<string, string>, options: {
   let done = false;
   void exited.then(() => (done = true));
 
-  const deadline = Date.now() + (options.waitMs ?? 20_000);
+  const deadline = Date.now() + waitMs;
   for (;;) {
-    if (done) throw new Error(`server exited before answering: ${output}`);
-    try {
-      const response = await fetch(`${url}/up`, { signal: AbortSignal.timeout(1000) });
-      await response.body?.cancel();
-      if (response.status === 200) break;
-    } catch {
-      // not listening yet
-    }
+    if (done) throw output.includes('EADDRINUSE') ? new PortTaken(`port ${port} taken: ${output}`) : new Error(`server exited before answering: ${output}`);
+    if (listening && (await answersUp(url))) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`server did not start: ${output}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 50));
   }
 
   return {
