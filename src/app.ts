@@ -83,6 +83,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('config', config);
   app.decorate('db', db);
   app.decorate('services', createServices(db, config, { logger: app.log, mailer: options.mailer }));
+  app.addHook('onClose', async () => app.services.close());
   if (options.db === undefined) app.addHook('onClose', async () => db.close());
 
   app.setValidatorCompiler(validatorCompiler);

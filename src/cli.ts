@@ -97,6 +97,8 @@ class Runtime {
 
   async close(): Promise<void> {
     this.prompter?.close();
+    // The services may hold a Redis connection (the throttles'); left open it would keep the process alive.
+    if (this.builtServices !== null) await this.builtServices.close();
     if (this.openedDb !== null) await this.openedDb.close();
   }
 }

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { buildApp, type BuildOptions } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
@@ -26,10 +27,11 @@ export type TestDatabase = {
 
 /**
  * A new empty database: an in-memory SQLite (a file in a temporary directory with `file`, so
- * that other connections can open it), or a new schema on the test PostgreSQL.
+ * that other connections can open it), or a new schema on the test PostgreSQL. `sqlite` asks
+ * for SQLite even when TEST_DATABASE_URL names a PostgreSQL.
  */
-export async function createTestDatabase(options: { file?: boolean } = {}): Promise<TestDatabase> {
-  if (!onPostgres) {
+export async function createTestDatabase(options: { file?: boolean; sqlite?: boolean } = {}): Promise<TestDatabase> {
+  if (!onPostgres || options.sqlite === true) {
     const dir = options.file === true ? mkdtempSync(join(tmpdir(), 'tessera-test-db-')) : null;
     const url = dir === null ? 'sqlite::memory:' : `sqlite:${join(dir, 'app.db')}`;
     const db = connect(url);
@@ -139,3 +141,20 @@ export async function issueToken(app: FastifyInstance, email: string, password: 
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}`, accept: 'application/json' });
+
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** False when Redis answers; otherwise the reason the Redis tests are skipped. */
+export async function redisMissing(): Promise<string | false> {
+  const probe = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+    await probe.ping();
+    return false;
+  } catch {
+    return `Redis not reachable at ${REDIS_URL}`;
+  } finally {
+    probe.disconnect();
+  }
+}

@@ -6,12 +6,13 @@
 // Answers are Laravel's: X-RateLimit-Limit/Remaining on every limited response; a 429 adds
 // Retry-After (seconds) and X-RateLimit-Reset (Unix time), with the envelope "Too Many Attempts.".
 // Counters live in memory (one process), Redis or the database (shared by every instance).
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { DatabaseRateLimitStore } from '../modules/rate-limit/database-store.js';
+import { createRedisClient, rateLimitNamespace } from '../modules/rate-limit/redis.js';
 import { AppError } from '../modules/shared/errors.js';
 import { deriveKey } from '../modules/shared/keys.js';
 import { throttleEmail } from '../modules/throttle/throttle.js';
@@ -51,10 +52,8 @@ function addRouteHook<T>(route: { [key: string]: unknown }, hook: 'onRequest' | 
   route[hook] = current === undefined ? [handler] : Array.isArray(current) ? [...current, handler] : [current, handler];
 }
 
-/** The prefix of this deployment's keys in a shared store (instances of one deployment share it). */
-export function rateLimitNamespace(appKey: Buffer): string {
-  return `tessera:rl:${createHash('sha256').update(deriveKey(appKey, 'rate-limit-namespace')).digest('hex').slice(0, 12)}:`;
-}
+// Shared with the account throttles (src/modules/rate-limit/redis.ts).
+export { rateLimitNamespace };
 
 export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
   const { config } = app;
@@ -66,9 +65,7 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
   const nameSpace = rateLimitNamespace(config.appKey);
   let redis: Redis | null = null;
   if (config.rateLimitStore === 'redis') {
-    // No offline queue and one retry: with Redis away a request must not wait for it.
-    redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true });
-    redis.on('error', () => undefined);
+    redis = createRedisClient(config.redisUrl);
     await redis.connect().catch((error: unknown) => app.log.warn({ err: error }, 'rate limit store: Redis unreachable'));
     app.addHook('onClose', async () => {
       redis?.disconnect();

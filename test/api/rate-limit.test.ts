@@ -9,27 +9,12 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { TEST_APP_KEY, buildTestApp, createTestDatabase, createUser, issueToken, testConfig, type TestApp } from '../helpers.js';
+import { REDIS_URL, TEST_APP_KEY, buildTestApp, createTestDatabase, createUser, issueToken, redisMissing, testConfig, type TestApp } from '../helpers.js';
 import { TcpProxy } from '../faults/tcp-proxy.js';
 import { sanctumSecret } from './support.js';
 
 const TOO_MANY = '{"message":"Too Many Attempts.","errors":{}}';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** False when Redis answers; otherwise the reason the Redis tests are skipped. */
-async function redisMissing(): Promise<string | false> {
-  const probe = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    await probe.ping();
-    return false;
-  } catch {
-    return `Redis not reachable at ${REDIS_URL}`;
-  } finally {
-    probe.disconnect();
-  }
-}
 const skipRedis = await redisMissing();
 
 let ipCounter = 0;

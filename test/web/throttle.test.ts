@@ -2,8 +2,10 @@
 // seconds left, and no password checked; look-alike spellings of the email share the bucket.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
 import { MemoryThrottleStore, Throttle, throttleEmail } from '../../src/modules/throttle/throttle.js';
-import { buildTestApp, createUser, type TestApp } from '../helpers.js';
+import { buildTestApp, createTestDatabase, createUser, testConfig, type TestApp } from '../helpers.js';
 import { WebClient, fieldError } from './client.js';
 import { isLoggedIn } from './support.js';
 
@@ -88,6 +90,34 @@ describe('login throttling', () => {
     const response = await client.post('/login', { email: user.email, password: 'wrong-password' });
     assert.equal(response.statusCode, 429);
     assert.match(fieldError(response.body, 'email') ?? '', /^Tentatives de connexion trop nombreuses\. Veuillez essayer de nouveau dans \d+ secondes\.$/);
+  });
+});
+
+describe('login throttling across instances', () => {
+  // Two instances on one database (a SQLite file both open, or one PostgreSQL schema) with
+  // RATE_LIMIT_STORE=database: an attacker spreading guesses over them still gets five a minute.
+  it('counts the failures made on either instance together: the sixth is refused on both', async () => {
+    const database = await createTestDatabase({ file: true });
+    const config = testConfig({ RATE_LIMIT_STORE: 'database' });
+    const a = await buildApp(config, { db: database.db });
+    const b = await buildApp(config, { db: database.connectAgain() });
+    try {
+      const user = await createUser(a, { password: 'right-password-42' });
+      const login = async (app: FastifyInstance, password: string) => {
+        const client = new WebClient(app, { remoteAddress: '10.20.0.1' });
+        await client.get('/login');
+        return (await client.post('/login', { email: user.email, password })).statusCode;
+      };
+      const statuses: number[] = [];
+      for (const app of [a, b, a, b, a]) statuses.push(await login(app, 'wrong-password'));
+      assert.deepEqual(statuses, [422, 422, 422, 422, 422]);
+      assert.equal(await login(b, user.plainPassword), 429, 'the sixth attempt, on the instance that saw two');
+      assert.equal(await login(a, user.plainPassword), 429);
+    } finally {
+      await a.close();
+      await b.close();
+      await database.drop();
+    }
   });
 });
 

@@ -5,7 +5,12 @@ import type { Db } from '../../db/connect.js';
 import { MailService } from '../mail/mail.service.js';
 import { createMailer, type MailLogger, type Mailer } from '../mail/mailer.js';
 import { PasswordResetService } from '../password-reset/password-reset.service.js';
+import { createRedisClient, rateLimitNamespace } from '../rate-limit/redis.js';
 import { RememberService } from '../remember/remember.service.js';
+import { deriveKey } from '../shared/keys.js';
+import { DatabaseThrottleStore } from '../throttle/database-store.js';
+import { FallbackThrottleStore, type ThrottleLogger } from '../throttle/fallback-store.js';
+import { RedisThrottleStore } from '../throttle/redis-store.js';
 import { MemoryThrottleStore, Throttle, type ThrottleStore } from '../throttle/throttle.js';
 import type { TokenService } from '../tokens/tokens.service.js';
 import type { UserService } from '../users/users.service.js';
@@ -19,32 +24,58 @@ export type AccountServices = {
   verification: EmailVerificationService;
   passwordResets: PasswordResetService;
   auth: AuthService;
+  /** Lets go of what the services hold open (the throttle's Redis connection); the app calls it on close. */
+  close(): Promise<void>;
 };
 
 export type AccountServiceOptions = {
   /** The mail transport; by default the one MAIL_MAILER names (tests may pass their own). */
   mailer?: Mailer;
-  /** Where mail failures (and the log mailer's lines) go; the app passes its logger. */
-  logger?: MailLogger;
-  /** Where throttle counts live; per process by default. */
+  /** Where mail failures (and the log mailer's lines) and throttle store failures go; the app passes its logger. */
+  logger?: MailLogger & ThrottleLogger;
+  /** Where throttle counts live; by default where RATE_LIMIT_STORE puts the API's (tests may pass their own). */
   throttleStore?: ThrottleStore;
 };
 
 // Outside the app (CLI) there is no pino logger: failures still reach stderr, as JSON.
-const stderrLogger: MailLogger = {
+const stderrLogger: MailLogger & ThrottleLogger = {
   info: () => undefined,
+  warn: (details, message) => process.stderr.write(`${JSON.stringify({ level: 'warn', msg: message, ...details })}\n`),
   error: (details, message) => process.stderr.write(`${JSON.stringify({ level: 'error', msg: message, ...details })}\n`),
 };
+
+/**
+ * The throttles' store: where RATE_LIMIT_STORE keeps the API's limits, so that with a shared
+ * store every instance counts a login's failures together (with memory, N instances would give
+ * an attacker N times the guesses). A shared store falls back to memory when it fails
+ * (fallback-store.ts). Redis is connected at the first throttled request, not before: the CLI
+ * builds these services and never needs it.
+ */
+function throttleStoreFor(db: Db, config: Config, logger: ThrottleLogger): { store: ThrottleStore; close(): Promise<void> } {
+  const secret = deriveKey(config.appKey, 'throttle');
+  switch (config.rateLimitStore) {
+    case 'memory':
+      return { store: new MemoryThrottleStore(), close: async () => undefined };
+    case 'database':
+      return { store: new FallbackThrottleStore(new DatabaseThrottleStore(db, secret), logger), close: async () => undefined };
+    case 'redis': {
+      const redis = createRedisClient(config.redisUrl);
+      const store = new RedisThrottleStore(redis, { namespace: rateLimitNamespace(config.appKey), secret });
+      return { store: new FallbackThrottleStore(store, logger), close: async () => redis.disconnect() };
+    }
+  }
+}
 
 type Core = { users: UserService; tokens: TokenService; sessions: { destroyForUser(userId: number): Promise<void> } };
 
 export function createAccountServices(db: Db, config: Config, core: Core, options: AccountServiceOptions = {}): AccountServices {
   const logger = options.logger ?? stderrLogger;
   const mail = new MailService(options.mailer ?? createMailer(config.mail, config.dataDir, logger), logger);
-  const throttle = new Throttle(options.throttleStore ?? new MemoryThrottleStore());
+  const throttleStore = options.throttleStore === undefined ? throttleStoreFor(db, config, logger) : { store: options.throttleStore, close: async () => undefined };
+  const throttle = new Throttle(throttleStore.store);
   const remember = new RememberService(db);
   const verification = new EmailVerificationService(db, mail, config);
   const auth = new AuthService({ ...core, remember, throttle, verification }, config);
   const passwordResets = new PasswordResetService(db, { users: core.users, mail, signOutEverywhere: (id) => auth.signOutEverywhere(id) }, config);
-  return { mail, throttle, remember, verification, passwordResets, auth };
+  return { mail, throttle, remember, verification, passwordResets, auth, close: () => throttleStore.close() };
 }

@@ -29,13 +29,22 @@ export class DatabaseRateLimitStore {
   /** Counts one hit in `bucket` for a window of `windowMs`; returns the count and the ms left. */
   async hit(bucket: string, windowMs: number): Promise<Hit> {
     const now = Date.now();
+    const { hits, resetAt } = await this.count(bucket, windowMs, now);
+    return { current: hits, ttl: Math.max(0, resetAt - now) };
+  }
+
+  /**
+   * Counts one hit in `bucket` at `now` (ms since the epoch), in one atomic statement: the
+   * window's hits and when it ends. The account throttles count through it too.
+   */
+  async count(bucket: string, windowMs: number, now: number): Promise<{ hits: number; resetAt: number }> {
     const row = await this.upsert.first([bucket, now + windowMs, now, now]);
     if (row === undefined) throw new Error('rate limit upsert returned no row');
     if (++this.hitsSinceSweep >= SWEEP_EVERY) {
       this.hitsSinceSweep = 0;
       void this.sweep(now).catch(() => undefined);
     }
-    return { current: Number(row.hits), ttl: Math.max(0, Number(row.reset_at) - now) };
+    return { hits: Number(row.hits), resetAt: Number(row.reset_at) };
   }
 
   /** Deletes the buckets whose window ended before `now`. */

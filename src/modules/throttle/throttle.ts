@@ -1,6 +1,8 @@
 // Counting attempts per key in fixed windows (Laravel's RateLimiter): tooManyAttempts, hit,
 // clear, availableIn. The counts live behind ThrottleStore; the memory store is per process,
-// so a deployment with several processes needs a shared store (database or Redis) here.
+// so a deployment with several processes needs a shared store (database-store.ts, redis-store.ts,
+// chosen by RATE_LIMIT_STORE in src/modules/auth/account-services.ts).
+import { createHmac } from 'node:crypto';
 
 /** An open window: its hit count and when it closes (ms since the epoch). */
 export type Bucket = { hits: number; resetAt: number };
@@ -55,6 +57,16 @@ export class MemoryThrottleStore implements ThrottleStore {
   private sweep(now: number): void {
     for (const [key, bucket] of this.buckets) if (bucket.resetAt <= now) this.buckets.delete(key);
   }
+}
+
+/**
+ * The name a throttle key is kept under in a shared store. Keys hold an email and an IP: an HMAC
+ * keeps who tried to log in out of the database and Redis (as the API's login limit does), and
+ * gives every name one short length (the rate_limits column holds 255 characters, an email alone
+ * may fill them). `throttle:` is a prefix none of the API limits' buckets use.
+ */
+export function sharedBucketName(secret: Buffer, key: string): string {
+  return `throttle:${createHmac('sha256', secret).update(key).digest('hex')}`;
 }
 
 export type ThrottleState = { limited: false } | { limited: true; retryAfterSeconds: number };
