@@ -15,6 +15,7 @@ import { migrateToLatest } from './db/migrator.js';
 import { DEMO_PASSWORD, DEMO_USERS, seedDemo } from './db/seed.js';
 import { formatValidationErrors, validatorCompiler } from './http/validation.js';
 import { PromptAborted, Prompter } from './modules/cli/prompt.js';
+import { ImportError, importLaravelRows, readLaravelDatabase } from './modules/import/laravel.js';
 import { checkNewPassword } from './modules/passwords/policy.js';
 import { AppError, ValidationError, type FieldErrors } from './modules/shared/errors.js';
 import { EMAIL_TAKEN } from './modules/users/users.service.js';
@@ -283,6 +284,37 @@ const commands: Record<string, Command> = {
     options: [],
     positionals: ['EMAIL'],
     run: (args, rt) => setAdmin(rt, args, false),
+  },
+
+  'db:import-laravel': {
+    summary: 'Import the users and tokens of a Laravel + Sanctum app',
+    usage: '--from URL [--user-model CLASS]',
+    description: [
+      'Copies the users and their personal access tokens from a Laravel database (sqlite:PATH or',
+      'postgres://…, read only) into this one, which must have no users or tokens yet. Ids are',
+      'kept, so the app\'s tokens keep working; bcrypt passwords sign in and are rehashed to',
+      'argon2id at the next login. Laravel\'s timestamps are read as UTC (its default timezone).',
+      'Nobody becomes an administrator (admin:promote does); remember-me cookies are not carried over.',
+    ],
+    options: [
+      { name: 'from', type: 'string', value: 'URL', description: 'The Laravel database: sqlite:PATH or postgres://…' },
+      { name: 'user-model', type: 'string', value: 'CLASS', description: 'tokenable_type of user tokens (default App\\Models\\User)' },
+    ],
+    positionals: [],
+    async run(args, rt) {
+      const from = text(args, 'from');
+      if (from === undefined || from === '') throw usageError('Missing --from.', 'db:import-laravel');
+      const userModel = text(args, 'user-model') ?? 'App\\Models\\User';
+      try {
+        const rows = await readLaravelDatabase(from);
+        const result = await importLaravelRows(rt.db(), rows, userModel);
+        const skipped = result.skippedTokens === 0 ? '' : ` (${result.skippedTokens} token${result.skippedTokens === 1 ? '' : 's'} of another model or of no user skipped)`;
+        rt.out(`Imported ${result.users} user${result.users === 1 ? '' : 's'} and ${result.tokens} token${result.tokens === 1 ? '' : 's'}${skipped}.`);
+      } catch (error) {
+        if (error instanceof ImportError) throw new CliError(`Nothing imported: ${error.message}`);
+        throw error;
+      }
+    },
   },
 
   'key:generate': {

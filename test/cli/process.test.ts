@@ -15,7 +15,7 @@ import { createServices } from '../../src/services.js';
 import { TEST_APP_KEY, testConfig } from '../helpers.js';
 import { CLI_NODE_ARGS, CLI_PATH, createCliHarness, runInProcess, spawnCli, type CliHarness } from './harness.js';
 
-const COMMANDS = ['db:migrate', 'db:seed', 'user:create', 'admin:create', 'admin:promote', 'admin:demote', 'key:generate', 'tokens:prune'];
+const COMMANDS = ['db:migrate', 'db:seed', 'db:import-laravel', 'user:create', 'admin:create', 'admin:promote', 'admin:demote', 'key:generate', 'tokens:prune'];
 
 let dir: string;
 before(() => (dir = mkdtempSync(join(tmpdir(), 'tessera-cli-process-'))));
