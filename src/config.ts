@@ -35,6 +35,8 @@ export type Config = {
   corsAllowedOrigins: string[];
   mustVerifyEmail: boolean;
   sessionLifetimeMinutes: number;
+  /** Minutes after it began that a browser session ends however active it is; 0 = no limit. */
+  sessionAbsoluteLifetimeMinutes: number;
   bodyLimit: number;
   requestTimeoutMs: number;
   /** Requests per minute per token (or per IP when anonymous); 0 turns the API limit off. */
@@ -174,6 +176,19 @@ function trustedProxies(env: Env): false | string[] {
   return items.map((item) => (NAMED_RANGES.includes(item.toLowerCase()) ? item.toLowerCase() : item));
 }
 
+/**
+ * SESSION_ABSOLUTE_LIFETIME (minutes, default 1440 = 24 hours; 0 = none): a browser session ends
+ * this long after it began (at login), however active it is (ASVS 7.3.2); "remember me" then signs
+ * the user in again with its own, rotated token. It cannot be shorter than the idle lifetime.
+ */
+function absoluteLifetime(env: Env, idleMinutes: number): number {
+  const minutes = int(env, 'SESSION_ABSOLUTE_LIFETIME', 1440, 0);
+  if (minutes !== 0 && minutes < idleMinutes) {
+    throw new ConfigError(`SESSION_ABSOLUTE_LIFETIME must be 0 (no limit) or at least SESSION_LIFETIME (${idleMinutes}), got ${minutes}.`);
+  }
+  return minutes;
+}
+
 /** Builds the configuration from an environment (process.env by default, after loading .env). */
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = oneOf(env, 'NODE_ENV', ['production', 'development', 'test'] as const, 'development');
@@ -207,6 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
     corsAllowedOrigins: list(env, 'CORS_ALLOWED_ORIGINS'),
     mustVerifyEmail: bool(env, 'MUST_VERIFY_EMAIL', false),
     sessionLifetimeMinutes: int(env, 'SESSION_LIFETIME', 120, 1),
+    sessionAbsoluteLifetimeMinutes: absoluteLifetime(env, int(env, 'SESSION_LIFETIME', 120, 1)),
     bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024, 1024),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT', 30_000, 0),
     apiRateLimit: int(env, 'API_RATE_LIMIT', 60, 0),

@@ -27,7 +27,7 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
     tokens: new TokenService(db, config),
     posts: new PostService(db),
     settings: new SettingsService(db),
-    sessions: new DbSessionStore(db, config.sessionLifetimeMinutes),
+    sessions: new DbSessionStore(db, config.sessionLifetimeMinutes, config.sessionAbsoluteLifetimeMinutes),
     audit: new AuditService(db),
     admin: new AdminService(db, config),
   };

@@ -9,6 +9,7 @@ import * as passwordResetTokensTable from './migrations/2026_11_22_300001_create
 import * as rememberTokensTable from './migrations/2026_11_22_300002_create_remember_tokens_table.js';
 import * as rateLimitsTable from './migrations/2026_11_22_600001_create_rate_limits_table.js';
 import * as postCountsTable from './migrations/2026_11_22_700001_create_post_counts_table.js';
+import * as sessionsCreatedAt from './migrations/2026_11_23_000001_add_created_at_to_sessions.js';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000001_create_core_tables': coreTables,
@@ -18,6 +19,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_300002_create_remember_tokens_table': rememberTokensTable,
   '2026_11_22_600001_create_rate_limits_table': rateLimitsTable,
   '2026_11_22_700001_create_post_counts_table': postCountsTable,
+  '2026_11_23_000001_add_created_at_to_sessions': sessionsCreatedAt,
 };
 
 // Kysely finds its own tables by listing every table of the database (pg_get_serial_sequence and

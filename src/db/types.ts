@@ -61,6 +61,8 @@ export interface SessionsTable {
   payload: string;
   expires_at: Timestamp;
   updated_at: Timestamp;
+  /** When the session began (null for sessions from before it was recorded). */
+  created_at: Timestamp | null;
 }
 
 export interface AuditLogsTable {

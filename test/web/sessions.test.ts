@@ -74,6 +74,77 @@ describe('logout', () => {
   });
 });
 
+describe('absolute session lifetime (SESSION_ABSOLUTE_LIFETIME)', () => {
+  let t: TestApp;
+  let user: Awaited<ReturnType<typeof createUser>>;
+  const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+
+  before(async () => {
+    t = await buildTestApp({ SESSION_LIFETIME: '5', SESSION_ABSOLUTE_LIFETIME: '60' });
+    user = await createUser(t.app, { email: 'absolute@example.com' });
+  });
+  after(() => t.close());
+
+  it('defaults to 24 hours, takes 0 for none, and refuses less than the idle lifetime, naming the variable', () => {
+    assert.equal(testConfig().sessionAbsoluteLifetimeMinutes, 1440);
+    assert.equal(testConfig({ SESSION_ABSOLUTE_LIFETIME: '0' }).sessionAbsoluteLifetimeMinutes, 0);
+    assert.throws(() => testConfig({ SESSION_LIFETIME: '120', SESSION_ABSOLUTE_LIFETIME: '60' }), /^Error: SESSION_ABSOLUTE_LIFETIME must be 0 \(no limit\) or at least SESSION_LIFETIME \(120\), got 60\./);
+    for (const value of ['-1', 'a day', '1.5']) assert.throws(() => testConfig({ SESSION_ABSOLUTE_LIFETIME: value }), /SESSION_ABSOLUTE_LIFETIME/);
+  });
+
+  it('ends a session that long after it began, however active, even when its cookie comes back', async () => {
+    const client = new WebClient(t.app);
+    await login(client, user.email, user.plainPassword);
+    const id = sessionIdOf(client)!;
+    await t.db.kysely.updateTable('sessions').set({ created_at: minutesAgo(59) }).where('id', '=', id).execute();
+    assert.equal(await isLoggedIn(client), true, 'within the hour');
+    await t.db.kysely.updateTable('sessions').set({ created_at: minutesAgo(61) }).where('id', '=', id).execute();
+    const row = await sessionRow(t.db, id);
+    assert.ok(Date.parse(row!.expires_at) > Date.now(), 'the idle lifetime alone would keep it');
+    assert.equal(await isLoggedIn(client), false);
+    assert.equal(await sessionRow(t.db, id), undefined);
+    // Signing in again starts a new session, with a new start.
+    await login(client, user.email, user.plainPassword);
+    assert.equal(await isLoggedIn(client), true);
+    const fresh = await sessionRow(t.db, sessionIdOf(client));
+    assert.ok(Date.now() - Date.parse(fresh!.created_at!) < 60_000);
+  });
+
+  it('keeps the time a session began while each request moves its idle end', async () => {
+    const client = new WebClient(t.app);
+    await login(client, user.email, user.plainPassword);
+    const id = sessionIdOf(client)!;
+    const began = minutesAgo(30);
+    await t.db.kysely.updateTable('sessions').set({ created_at: began, expires_at: new Date(Date.now() + 60_000).toISOString() }).where('id', '=', id).execute();
+    assert.equal(await isLoggedIn(client), true);
+    const row = await sessionRow(t.db, sessionIdOf(client));
+    assert.equal(row?.created_at, began);
+    assert.ok(Date.parse(row!.expires_at) > Date.now() + 4 * 60_000, 'the idle lifetime restarted');
+  });
+
+  it('deletes sessions past their absolute lifetime when pruning', async () => {
+    const client = new WebClient(t.app);
+    await login(client, user.email, user.plainPassword);
+    const id = sessionIdOf(client)!;
+    await t.db.kysely.updateTable('sessions').set({ created_at: minutesAgo(61) }).where('id', '=', id).execute();
+    assert.ok((await t.app.services.sessions.prune()) >= 1);
+    assert.equal(await sessionRow(t.db, id), undefined);
+  });
+
+  it('sets no limit with SESSION_ABSOLUTE_LIFETIME=0', async () => {
+    const unlimited = await buildTestApp({ SESSION_ABSOLUTE_LIFETIME: '0' });
+    try {
+      const other = await createUser(unlimited.app, { email: 'unlimited@example.com' });
+      const client = new WebClient(unlimited.app);
+      await login(client, other.email, other.plainPassword);
+      await unlimited.db.kysely.updateTable('sessions').set({ created_at: minutesAgo(60 * 24 * 365) }).where('id', '=', sessionIdOf(client)!).execute();
+      assert.equal(await isLoggedIn(client), true);
+    } finally {
+      await unlimited.close();
+    }
+  });
+});
+
 describe('session cookie and lifetime', () => {
   let t: TestApp;
   let user: Awaited<ReturnType<typeof createUser>>;

@@ -11,6 +11,8 @@ export class DbSessionStore {
   constructor(
     private readonly db: Db,
     private readonly lifetimeMinutes: number,
+    /** Minutes after its creation that a session ends whatever its activity; 0 = no limit. */
+    private readonly absoluteMinutes = 0,
   ) {}
 
   set(sessionId: string, session: StoredSession, callback: Callback): void {
@@ -24,11 +26,13 @@ export class DbSessionStore {
       payload: JSON.stringify(session),
       expires_at: expires.toISOString(),
       updated_at: now.toISOString(),
+      created_at: now.toISOString(),
     };
     this.db.kysely
       .insertInto('sessions')
       .values(row)
       .onConflict((oc) =>
+        // created_at is not updated: the absolute lifetime counts from the session's first save.
         oc.column('id').doUpdateSet({
           user_id: row.user_id,
           admin_user_id: row.admin_user_id,
@@ -44,13 +48,16 @@ export class DbSessionStore {
   get(sessionId: string, callback: GetCallback): void {
     this.db.kysely
       .selectFrom('sessions')
-      .select(['payload', 'expires_at'])
+      .select(['payload', 'expires_at', 'created_at'])
       .where('id', '=', sessionId)
       .executeTakeFirst()
       .then((row) => {
         if (row === undefined) return callback(null, null);
-        // An idle session past its lifetime is gone, even if its cookie is replayed.
-        if (Date.parse(row.expires_at) <= Date.now()) {
+        // An idle session past its lifetime is gone, even if its cookie is replayed; so is one
+        // past its absolute lifetime, however active.
+        const now = Date.now();
+        const tooOld = this.absoluteMinutes > 0 && row.created_at !== null && Date.parse(row.created_at) + this.absoluteMinutes * 60_000 <= now;
+        if (Date.parse(row.expires_at) <= now || tooOld) {
           this.destroy(sessionId, () => callback(null, null));
           return;
         }
@@ -74,9 +81,16 @@ export class DbSessionStore {
       .execute();
   }
 
-  /** Deletes expired sessions; returns how many. */
+  /** Deletes expired sessions (idle or past their absolute lifetime); returns how many. */
   async prune(): Promise<number> {
-    const result = await this.db.kysely.deleteFrom('sessions').where('expires_at', '<=', new Date().toISOString()).executeTakeFirst();
+    const now = Date.now();
+    const result = await this.db.kysely
+      .deleteFrom('sessions')
+      .where((eb) => {
+        const idle = eb('expires_at', '<=', new Date(now).toISOString());
+        return this.absoluteMinutes > 0 ? eb.or([idle, eb('created_at', '<=', new Date(now - this.absoluteMinutes * 60_000).toISOString())]) : idle;
+      })
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 }
