@@ -205,6 +205,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('SANCTUM_TOKEN_PREFIX may only contain letters, digits, "_" and "-".');
   }
   const fromAddress = str(env, 'MAIL_FROM_ADDRESS', 'hello@example.com');
+  const sessionLifetimeMinutes = int(env, 'SESSION_LIFETIME', 120, 1);
   const config: Config = {
     env: nodeEnv,
     appName: str(env, 'APP_NAME', 'Tessera'),
@@ -221,8 +222,8 @@ export function loadConfig(env: Env = process.env): Config {
     statefulDomains: list(env, 'SANCTUM_STATEFUL_DOMAINS').map((h) => h.toLowerCase()),
     corsAllowedOrigins: list(env, 'CORS_ALLOWED_ORIGINS'),
     mustVerifyEmail: bool(env, 'MUST_VERIFY_EMAIL', false),
-    sessionLifetimeMinutes: int(env, 'SESSION_LIFETIME', 120, 1),
-    sessionAbsoluteLifetimeMinutes: absoluteLifetime(env, int(env, 'SESSION_LIFETIME', 120, 1)),
+    sessionLifetimeMinutes,
+    sessionAbsoluteLifetimeMinutes: absoluteLifetime(env, sessionLifetimeMinutes),
     bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024, 1024),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT', 30_000, 0),
     apiRateLimit: int(env, 'API_RATE_LIMIT', 60, 0),

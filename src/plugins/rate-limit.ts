@@ -10,9 +10,8 @@ import { createHmac } from 'node:crypto';
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Redis } from 'ioredis';
 import { DatabaseRateLimitStore } from '../modules/rate-limit/database-store.js';
-import { createRedisClient, rateLimitNamespace } from '../modules/rate-limit/redis.js';
+import { rateLimitNamespace } from '../modules/rate-limit/redis.js';
 import { AppError } from '../modules/shared/errors.js';
 import { deriveKey } from '../modules/shared/keys.js';
 import { throttleEmail } from '../modules/throttle/throttle.js';
@@ -63,13 +62,11 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
   // Keys of their own, derived from APP_KEY (one key per purpose).
   const bucketKey = deriveKey(config.appKey, 'rate-limit');
   const nameSpace = rateLimitNamespace(config.appKey);
-  let redis: Redis | null = null;
-  if (config.rateLimitStore === 'redis') {
-    redis = createRedisClient(config.redisUrl);
+  // The services' client (one connection per process, shared with the account throttles), which
+  // the app disconnects on close. Connected here at start so that an absent Redis is said at once.
+  const redis = app.services.redis;
+  if (redis !== null && redis.status === 'wait') {
     await redis.connect().catch((error: unknown) => app.log.warn({ err: error }, 'rate limit store: Redis unreachable'));
-    app.addHook('onClose', async () => {
-      redis?.disconnect();
-    });
   }
   const db = app.db;
   const store = config.rateLimitStore === 'database' ? class extends DatabaseRateLimitStore {

@@ -266,9 +266,10 @@ describe('a shared throttle store that fails', () => {
 });
 
 describe('the app with RATE_LIMIT_STORE=redis', { skip: skipRedis }, () => {
-  // The services hold the throttles' Redis connection; the app closes them (the CLI too): left
-  // open, the connection would keep the process alive. The child counts one attempt (which
-  // connects), closes the app, and must exit by itself.
+  // The services hold the Redis connection (the throttles', shared with the API limits); the app
+  // closes them (the CLI too): left open, the connection would keep the process alive. The child
+  // starts the app (the API limits connect), counts one attempt, closes the app, and must exit by
+  // itself.
   it('counts attempts in Redis under the deployment namespace, and once closed lets the process exit', async () => {
     const appKey = randomBytes(32);
     const src = (path: string) => JSON.stringify(new URL(`../../src/${path}`, import.meta.url).href);
@@ -276,8 +277,11 @@ describe('the app with RATE_LIMIT_STORE=redis', { skip: skipRedis }, () => {
       import { buildApp } from ${src('app.ts')};
       import { loadConfig } from ${src('config.ts')};
       const config = loadConfig({ NODE_ENV: 'test', APP_KEY: 'base64:${appKey.toString('base64')}', DATABASE_URL: 'sqlite::memory:',
-        LOG_LEVEL: 'silent', API_RATE_LIMIT: '0', LOGIN_RATE_LIMIT: '0', RATE_LIMIT_STORE: 'redis', REDIS_URL: ${JSON.stringify(REDIS_URL)} });
+        LOG_LEVEL: 'silent', API_RATE_LIMIT: '60', LOGIN_RATE_LIMIT: '5', RATE_LIMIT_STORE: 'redis', REDIS_URL: ${JSON.stringify(REDIS_URL)} });
       const app = await buildApp(config);
+      await app.ready();
+      // The API limits connected the services' client at start: one connection for both.
+      process.stdout.write(app.services.redis.status + ' ');
       await app.services.throttle.hit('login|exit@example.com|10.0.0.1', 60);
       await app.close();
       process.stdout.write('closed');`;
@@ -291,7 +295,7 @@ describe('the app with RATE_LIMIT_STORE=redis', { skip: skipRedis }, () => {
     const namespace = rateLimitNamespace(appKey);
     try {
       assert.equal(code, 0, `the process exits by itself once the app is closed: ${output}`);
-      assert.equal(output, 'closed');
+      assert.equal(output, 'ready closed', 'the API limits and the throttles share the one client');
       const redis = new Redis(REDIS_URL);
       try {
         assert.equal((await redis.keys(`${namespace}throttle:*`)).length, 1, 'the attempt was counted in Redis, under the deployment namespace');

@@ -5,6 +5,7 @@ import type { Db } from '../../db/connect.js';
 import { MailService } from '../mail/mail.service.js';
 import { createMailer, type MailLogger, type Mailer } from '../mail/mailer.js';
 import { PasswordResetService } from '../password-reset/password-reset.service.js';
+import type { Redis } from 'ioredis';
 import { createRedisClient, rateLimitNamespace } from '../rate-limit/redis.js';
 import { RememberService } from '../remember/remember.service.js';
 import { deriveKey } from '../shared/keys.js';
@@ -24,6 +25,11 @@ export type AccountServices = {
   verification: EmailVerificationService;
   passwordResets: PasswordResetService;
   auth: AuthService;
+  /**
+   * The deployment's Redis client with RATE_LIMIT_STORE=redis (else null), not yet connected: one
+   * connection per process, shared by the throttles and the API rate limits (plugins/rate-limit.ts).
+   */
+  redis: Redis | null;
   /** Lets go of what the services hold open (the throttle's Redis connection); the app calls it on close. */
   close(): Promise<void>;
 };
@@ -48,22 +54,14 @@ const stderrLogger: MailLogger & ThrottleLogger = {
  * The throttles' store: where RATE_LIMIT_STORE keeps the API's limits, so that with a shared
  * store every instance counts a login's failures together (with memory, N instances would give
  * an attacker N times the guesses). A shared store falls back to memory when it fails
- * (fallback-store.ts). Redis is connected at the first throttled request, not before: the CLI
- * builds these services and never needs it.
+ * (fallback-store.ts). The Redis client is connected by the API rate limits at start, or else at
+ * the first throttled request, never before: the CLI builds these services and never needs it.
  */
-function throttleStoreFor(db: Db, config: Config, logger: ThrottleLogger): { store: ThrottleStore; close(): Promise<void> } {
+function throttleStoreFor(db: Db, config: Config, redis: Redis | null, logger: ThrottleLogger): ThrottleStore {
   const secret = deriveKey(config.appKey, 'throttle');
-  switch (config.rateLimitStore) {
-    case 'memory':
-      return { store: new MemoryThrottleStore(), close: async () => undefined };
-    case 'database':
-      return { store: new FallbackThrottleStore(new DatabaseThrottleStore(db, secret), logger), close: async () => undefined };
-    case 'redis': {
-      const redis = createRedisClient(config.redisUrl);
-      const store = new RedisThrottleStore(redis, { namespace: rateLimitNamespace(config.appKey), secret });
-      return { store: new FallbackThrottleStore(store, logger), close: async () => redis.disconnect() };
-    }
-  }
+  if (config.rateLimitStore === 'database') return new FallbackThrottleStore(new DatabaseThrottleStore(db, secret), logger);
+  if (redis !== null) return new FallbackThrottleStore(new RedisThrottleStore(redis, { namespace: rateLimitNamespace(config.appKey), secret }), logger);
+  return new MemoryThrottleStore();
 }
 
 type Core = { users: UserService; tokens: TokenService; sessions: { destroyForUser(userId: number): Promise<void> } };
@@ -71,11 +69,11 @@ type Core = { users: UserService; tokens: TokenService; sessions: { destroyForUs
 export function createAccountServices(db: Db, config: Config, core: Core, options: AccountServiceOptions = {}): AccountServices {
   const logger = options.logger ?? stderrLogger;
   const mail = new MailService(options.mailer ?? createMailer(config.mail, config.dataDir, logger), logger);
-  const throttleStore = options.throttleStore === undefined ? throttleStoreFor(db, config, logger) : { store: options.throttleStore, close: async () => undefined };
-  const throttle = new Throttle(throttleStore.store);
+  const redis = config.rateLimitStore === 'redis' ? createRedisClient(config.redisUrl) : null;
+  const throttle = new Throttle(options.throttleStore ?? throttleStoreFor(db, config, redis, logger));
   const remember = new RememberService(db);
   const verification = new EmailVerificationService(db, mail, config);
   const auth = new AuthService({ ...core, remember, throttle, verification }, config);
   const passwordResets = new PasswordResetService(db, { users: core.users, mail, signOutEverywhere: (id) => auth.signOutEverywhere(id) }, config);
-  return { mail, throttle, remember, verification, passwordResets, auth, close: () => throttleStore.close() };
+  return { mail, throttle, remember, verification, passwordResets, auth, redis, close: async () => redis?.disconnect() };
 }

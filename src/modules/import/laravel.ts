@@ -18,6 +18,7 @@ import { sql, type Insertable } from 'kysely';
 import pg from 'pg';
 import { writeTransaction, type Db } from '../../db/connect.js';
 import type { PersonalAccessTokensTable } from '../../db/types.js';
+import { digestBytes } from '../tokens/token-string.js';
 
 export class ImportError extends Error {}
 
@@ -40,8 +41,8 @@ export async function readLaravelDatabase(url: string): Promise<LaravelRows> {
     }
     try {
       return {
-        users: readTable(() => sqlite.prepare(`select ${USER_COLUMNS} from users order by id`).all() as Record<string, unknown>[], 'users'),
-        tokens: readTable(() => sqlite.prepare(`select ${TOKEN_COLUMNS} from personal_access_tokens order by id`).all() as Record<string, unknown>[], 'personal_access_tokens'),
+        users: await readTable('users', () => sqlite.prepare(`select ${USER_COLUMNS} from users order by id`).all() as Record<string, unknown>[]),
+        tokens: await readTable('personal_access_tokens', () => sqlite.prepare(`select ${TOKEN_COLUMNS} from personal_access_tokens order by id`).all() as Record<string, unknown>[]),
       };
     } finally {
       sqlite.close();
@@ -60,8 +61,8 @@ export async function readLaravelDatabase(url: string): Promise<LaravelRows> {
       throw new ImportError(`Cannot connect to the Laravel database: ${(error as Error).message}`);
     }
     try {
-      const users = await readTableAsync(() => client.query(`select ${USER_COLUMNS} from users order by id`), 'users');
-      const tokens = await readTableAsync(() => client.query(`select ${TOKEN_COLUMNS} from personal_access_tokens order by id`), 'personal_access_tokens');
+      const users = await readTable('users', () => client.query(`select ${USER_COLUMNS} from users order by id`));
+      const tokens = await readTable('personal_access_tokens', () => client.query(`select ${TOKEN_COLUMNS} from personal_access_tokens order by id`));
       return { users, tokens };
     } finally {
       await client.end();
@@ -70,23 +71,13 @@ export async function readLaravelDatabase(url: string): Promise<LaravelRows> {
   throw new ImportError('--from must be a sqlite:PATH or postgres:// URL (a MySQL database can be copied to SQLite or PostgreSQL first).');
 }
 
-function missingTable(error: unknown, table: string): ImportError {
-  return new ImportError(`The Laravel database has no readable ${table} table with Laravel's columns: ${(error as Error).message}`);
-}
-
-function readTable(read: () => Record<string, unknown>[], table: string): Record<string, unknown>[] {
+/** Runs one table's read; any failure (no such table, a column missing) says which table. */
+async function readTable(table: string, read: () => Record<string, unknown>[] | Promise<{ rows: Record<string, unknown>[] }>): Promise<Record<string, unknown>[]> {
   try {
-    return read();
+    const result = await read();
+    return Array.isArray(result) ? result : result.rows;
   } catch (error) {
-    throw missingTable(error, table);
-  }
-}
-
-async function readTableAsync(read: () => Promise<{ rows: Record<string, unknown>[] }>, table: string): Promise<Record<string, unknown>[]> {
-  try {
-    return (await read()).rows;
-  } catch (error) {
-    throw missingTable(error, table);
+    throw new ImportError(`The Laravel database has no readable ${table} table with Laravel's columns: ${(error as Error).message}`);
   }
 }
 
@@ -163,7 +154,8 @@ export async function importLaravelRows(db: Db, rows: LaravelRows, userModel = '
       continue;
     }
     if (!Number.isInteger(id) || id < 1) throw new ImportError(`${where}: id must be a positive whole number.`);
-    if (typeof row.token !== 'string' || !/^[0-9a-f]{64}$/.test(row.token)) throw new ImportError(`${where}: token must be the 64 hex characters of a SHA-256 digest.`);
+    // The exact form the token check reads (digestBytes): anything else would match no secret.
+    if (typeof row.token !== 'string' || digestBytes(row.token).length === 0) throw new ImportError(`${where}: token must be the 64 hex characters of a SHA-256 digest.`);
     const createdAt = laravelTimestamp(row.created_at, `${where}: created_at`) ?? new Date().toISOString();
     tokens.push({
       id,
