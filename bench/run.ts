@@ -1,11 +1,11 @@
 // `npm run bench`: seeds SQLite databases, starts the service (bench/server.ts) and a bare
 // node:http server (bench/bare.ts) as child processes, loads them in turn on loopback and prints
 // requests/s, p50/p99 and each ratio against the targets of issue 2. The two sides of a ratio are
-// measured alternately, REPEATS times each, and the best run of each side counts: drift and other
-// work on the machine then weigh on both sides alike. `--quick` (or BENCH_QUICK=1) shortens every
-// phase for a smoke run; the full run takes about four minutes.
+// measured alternately, REPEATS times each, each side in two processes, and the best turn of each
+// side counts: drift and other work on the machine then weigh on both sides alike. `--quick` (or BENCH_QUICK=1) shortens every
+// phase for a smoke run; the full run takes about five minutes.
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,8 +17,13 @@ import type { ParentMessage, ServerMessage } from './server.js';
 const quick = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
 const SECONDS = quick ? 3 : 10;
 // Many short turns rather than two long ones: on a shared machine whose speed drifts from one
-// minute to the next, the best of five turns is far steadier than the best of two.
-const REPEATS = quick ? 1 : 5;
+// minute to the next, the best of many turns is far steadier than the best of two. Eight, not
+// five: on 2026-11-22 single 2-second turns of the same process ranged from 17,000 to 40,000
+// requests/s, and two processes of the same code on copies of one database came out 0.81× to
+// 1.12× of each other as the best of five or six.
+const REPEATS = quick ? 1 : 8;
+/** The length of one turn of a ratio's measurement. */
+const TURN_SECONDS = quick ? 3 : 2;
 const WARMUP = quick ? 1 : 3;
 const RSS_AT = quick ? [5, 15] : [10, 60];
 const CONNECTIONS = 10;
@@ -105,18 +110,31 @@ function report(label: string, m: Measured): void {
   log(`${label}: ${fmt(m.rps)} req/s, p50 ${m.p50ms.toFixed(2)} ms, p99 ${m.p99ms.toFixed(2)} ms, ${m.cpuUsPerRequest.toFixed(0)} µs CPU/request${problems(m)}`);
 }
 
-type Side = { label: string; target: Child; requests: Request[] };
+/** One side of a ratio: the same requests to each of its processes (see compare). */
+type Side = { label: string; targets: Child[]; requests: Request[] };
 
-/** Both sides of a ratio, warmed up, then measured alternately; the best run of each counts. */
+/**
+ * Both sides of a ratio, warmed up, then measured alternately; the best turn of each counts.
+ * A B, B A, A B…: neither side always runs right after the other or right after a pause. Each
+ * side runs in two processes (started at different points, turns shared between them): on this
+ * machine one process of the same code on the same data can cost 10-15 % more CPU a request
+ * than another for its whole life (2026-11-22: the 100,000-token process, started second, was
+ * the dearer in five full runs of six, 0.85-0.88×; started first, 0.98×), which one process a
+ * side would put into the ratio.
+ */
 async function compare(a: Side, b: Side, connections = CONNECTIONS): Promise<[Measured, Measured]> {
-  for (const side of [a, b]) await load({ origin: side.target.origin, requests: side.requests, seconds: WARMUP, connections });
-  let bestA: Measured | undefined;
-  let bestB: Measured | undefined;
-  const seconds = Math.max(2, Math.round(SECONDS / REPEATS));
-  for (let i = 0; i < REPEATS; i += 1) {
-    bestA = best(bestA, await once(a.target, a.requests, seconds, connections));
-    bestB = best(bestB, await once(b.target, b.requests, seconds, connections));
+  for (const side of [a, b]) {
+    for (const target of side.targets) await load({ origin: target.origin, requests: side.requests, seconds: WARMUP, connections });
   }
+  const bests = new Map<Side, Measured>();
+  for (let i = 0; i < REPEATS; i += 1) {
+    for (const side of i % 2 === 0 ? [a, b] : [b, a]) {
+      const target = side.targets[Math.floor(i / 2) % side.targets.length]!;
+      bests.set(side, best(bests.get(side), await once(target, side.requests, TURN_SECONDS, connections)));
+    }
+  }
+  const bestA = bests.get(a);
+  const bestB = bests.get(b);
   report(a.label, bestA!);
   report(b.label, bestB!);
   return [bestA!, bestB!];
@@ -136,7 +154,7 @@ async function main(): Promise<void> {
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   console.log(`Tessera benchmark — ${quick ? 'quick' : 'full'} run, ${cpus().length} cores (${cpu}), Node ${process.version}, load by ${loadTool}`);
   console.log(
-    `Each ratio: both sides warmed up ${WARMUP} s, then measured alternately ${REPEATS}× ${Math.max(2, Math.round(SECONDS / REPEATS))} s (best run counts), ${CONNECTIONS} connections on 127.0.0.1.`,
+    `Each ratio: both sides warmed up ${WARMUP} s, then measured alternately ${REPEATS}× ${TURN_SECONDS} s each, in the order A B, B A…, each side in two processes (best turn counts), ${CONNECTIONS} connections on 127.0.0.1.`,
   );
   // Other work on the machine lowers every figure; the load average says how quiet it was.
   console.log(`Load average before the run: ${loadavg().map((n) => n.toFixed(2)).join(', ')}\n`);
@@ -158,38 +176,51 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
 
   // --- the service on both databases, and the bare server with the service's own bytes ---
+  // Two processes a database, started in opposite orders (see compare).
   const service = await startService(join(dir, 'small.db'));
   const largeService = await startService(join(dir, 'large.db'));
+  // The second of each on a copy of the file, so neither's writes (last_used_at) empty the
+  // other's read caches.
+  copyFileSync(join(dir, 'small.db'), join(dir, 'small-2.db'));
+  copyFileSync(join(dir, 'large.db'), join(dir, 'large-2.db'));
+  const largeService2 = await startService(join(dir, 'large-2.db'));
+  const service2 = await startService(join(dir, 'small-2.db'));
+  const services = [service, service2];
+  const largeServices = [largeService, largeService2];
   const userBody = await capture(service.origin, userRequest(small)[0]!);
   const postsBody = await capture(service.origin, postsRequest[0]!);
   if ((JSON.parse(postsBody) as { data: unknown[] }).data.length !== 15) throw new Error('GET /api/posts did not answer 15 items');
-  await capture(largeService.origin, userRequest(large)[0]!);
-  const bare = await start('./bare.ts', {});
-  bare.process.send({ type: 'bodies', bodies: { '/api/user': userBody, '/api/posts': postsBody } });
-  await new Promise((resolve) => bare.process.once('message', resolve));
+  for (const target of [service2, ...largeServices]) await capture(target.origin, userRequest(target === service2 ? small : large)[0]!);
+  const bares: Child[] = [];
+  for (let i = 0; i < 2; i += 1) {
+    const bare = await start('./bare.ts', {});
+    bare.process.send({ type: 'bodies', bodies: { '/api/user': userBody, '/api/posts': postsBody } });
+    await new Promise((resolve) => bare.process.once('message', resolve));
+    bares.push(bare);
+  }
 
   const [bareUser, user] = await compare(
-    { label: 'bare node:http, /api/user bytes', target: bare, requests: userRequest(small) },
-    { label: 'GET /api/user (100 tokens)', target: service, requests: userRequest(small) },
+    { label: 'bare node:http, /api/user bytes', targets: bares, requests: userRequest(small) },
+    { label: 'GET /api/user (100 tokens)', targets: services, requests: userRequest(small) },
   );
   const [barePosts, posts] = await compare(
-    { label: 'bare node:http, /api/posts bytes', target: bare, requests: postsRequest },
-    { label: 'GET /api/posts, 15 items (1,000 posts)', target: service, requests: postsRequest },
+    { label: 'bare node:http, /api/posts bytes', targets: bares, requests: postsRequest },
+    { label: 'GET /api/posts, 15 items (1,000 posts)', targets: services, requests: postsRequest },
   );
-  await stop(bare);
+  for (const bare of bares) await stop(bare);
   rows.push({ scenario: 'GET /api/user with a valid token', measured: user, against: 'bare node:http', ratio: user.rps / bareUser.rps, target: 0.5, higherIsBetter: true });
   rows.push({ scenario: 'GET /api/posts, 15 items', measured: posts, against: 'bare node:http', ratio: posts.rps / barePosts.rps, target: 0.3, higherIsBetter: true });
 
   const [postsSmall, postsLarge] = await compare(
-    { label: 'GET /api/posts, 15 items (1,000 posts)', target: service, requests: postsRequest },
-    { label: 'GET /api/posts, 15 items (100,000 posts)', target: largeService, requests: postsRequest },
+    { label: 'GET /api/posts, 15 items (1,000 posts)', targets: services, requests: postsRequest },
+    { label: 'GET /api/posts, 15 items (100,000 posts)', targets: largeServices, requests: postsRequest },
   );
   rows.push({ scenario: 'GET /api/posts with 100,000 posts', measured: postsLarge, against: 'with 1,000 posts', ratio: postsLarge.rps / postsSmall.rps, target: 0.5, higherIsBetter: true });
   const [userSmall, userLarge] = await compare(
-    { label: 'GET /api/user (100 tokens)', target: service, requests: userRequest(small) },
-    { label: 'GET /api/user (100,000 tokens)', target: largeService, requests: userRequest(large) },
+    { label: 'GET /api/user (100 tokens)', targets: services, requests: userRequest(small) },
+    { label: 'GET /api/user (100,000 tokens)', targets: largeServices, requests: userRequest(large) },
   );
-  await stop(largeService);
+  for (const target of [service2, ...largeServices]) await stop(target);
   rows.push({ scenario: 'token validation with 100,000 tokens', measured: userLarge, against: 'with 100 tokens', ratio: userLarge.rps / userSmall.rps, target: 0.9, higherIsBetter: true });
 
   // --- logins: POST /api/tokens against raw argon2id in the same process, and reads meanwhile ---
