@@ -59,6 +59,7 @@ export async function webGuards(app: FastifyInstance): Promise<void> {
       // A new session id at login: a session id planted before login is worth nothing after it.
       await request.session.regenerate(['adminUserId', 'intended', 'flash']);
       request.session.userId = user.id;
+      request.logUser = user.id;
     });
   }
 

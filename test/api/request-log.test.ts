@@ -4,9 +4,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { createTestDatabase, createUser, testConfig, type TestDatabase } from '../helpers.js';
+import { bearer, createTestDatabase, createUser, issueToken, testConfig, type TestDatabase } from '../helpers.js';
+import { WebClient } from '../web/client.js';
 
-type Line = { level: number; msg: string; method?: string; path?: string; status?: number; ms?: number; [key: string]: unknown };
+type Line = { level: number; msg: string; method?: string; path?: string; status?: number; ms?: number; user?: number | null; ip?: string; [key: string]: unknown };
 
 describe('request log', () => {
   let database: TestDatabase;
@@ -119,5 +120,63 @@ describe('request log', () => {
       errors.map((line) => line.reqId),
       [first.reqId, second?.reqId],
     );
+  });
+
+  describe('who and where (ASVS 16.2.1)', () => {
+    const lineOf = (method: string, path: string, status: number): Line => {
+      const found = requestLines().filter((line) => line.method === method && line.path === path && line.status === status);
+      assert.equal(found.length, 1, `one ${method} ${path} ${status} line in ${JSON.stringify(requestLines())}`);
+      return found[0]!;
+    };
+
+    it('names no user for a visitor, and the client address from the socket', async () => {
+      raw.length = 0;
+      await app.inject({ url: '/api/settings', remoteAddress: '203.0.113.9' });
+      const line = lineOf('GET', '/api/settings', 200);
+      assert.equal(line.user, null);
+      assert.equal(line.ip, '203.0.113.9');
+    });
+
+    it("names the token's user on API calls, and the user a token issue signs in (not on a failed one)", async () => {
+      const user = await createUser(app, { password: 'who-and-where-1' });
+      const other = await createUser(app);
+      raw.length = 0;
+      const token = await issueToken(app, user.email, 'who-and-where-1');
+      await app.inject({ method: 'POST', url: '/api/tokens', payload: { email: other.email, password: 'not-the-password', device_name: 'd' } });
+      await app.inject({ url: '/api/user', headers: bearer(token) });
+      await app.inject({ url: '/api/user', headers: bearer(`${token}x`) });
+      assert.equal(lineOf('POST', '/api/tokens', 200).user, user.id);
+      assert.equal(lineOf('POST', '/api/tokens', 401).user, null);
+      assert.equal(lineOf('GET', '/api/user', 200).user, user.id);
+      assert.equal(lineOf('GET', '/api/user', 401).user, null);
+    });
+
+    it('names the user a site login signs in, and the session user on the pages after it', async () => {
+      const user = await createUser(app, { password: 'who-and-where-2' });
+      const client = new WebClient(app, { remoteAddress: '198.51.100.4' });
+      raw.length = 0;
+      await client.get('/login');
+      await client.post('/login', { email: user.email, password: 'wrong-password' });
+      await client.post('/login', { email: user.email, password: 'who-and-where-2' });
+      await client.get('/dashboard');
+      assert.equal(lineOf('GET', '/login', 200).user, null);
+      assert.equal(lineOf('POST', '/login', 422).user, null);
+      const signedIn = lineOf('POST', '/login', 303);
+      assert.equal(signedIn.user, user.id);
+      assert.equal(signedIn.ip, '198.51.100.4');
+      assert.equal(lineOf('GET', '/dashboard', 200).user, user.id);
+    });
+
+    it("names the administrator a panel login signs in, and the panel's user after it", async () => {
+      const admin = await createUser(app, { password: 'who-and-where-3', admin: true });
+      const client = new WebClient(app);
+      raw.length = 0;
+      await client.get('/admin/login');
+      const response = await client.post('/admin/login', { email: admin.email, password: 'who-and-where-3' });
+      assert.equal(response.statusCode, 303);
+      await client.get('/admin');
+      assert.equal(lineOf('POST', '/admin/login', 303).user, admin.id);
+      assert.equal(lineOf('GET', '/admin', 200).user, admin.id);
+    });
   });
 });

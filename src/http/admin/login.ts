@@ -66,6 +66,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const location = intendedPanelPage(request);
     await regenerateKeeping(request, ['adminUserId', '_csrf']);
     request.session.adminUserId = user.id;
+    request.logUser = user.id;
     await app.services.audit.record(user, 'admin.login', { type: 'session', id: user.id, label: user.email }, {}, request.ip);
     return reply.redirect(location, 303);
   });

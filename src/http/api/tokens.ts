@@ -38,6 +38,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // which addresses have accounts.
       if (user === null) throw new AppError(401, INVALID_CREDENTIALS);
       const token = await app.services.tokens.issue(user.id, device_name, ['*']);
+      request.logUser = user.id;
       return { token: token.plaintext, user: { id: user.id, name: user.name, email: user.email } };
     },
   );
