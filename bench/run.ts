@@ -2,8 +2,8 @@
 // node:http server (bench/bare.ts) as child processes, loads them in turn on loopback and prints
 // requests/s, p50/p99 and each ratio against the targets of issue 2. The two sides of a ratio are
 // measured alternately, REPEATS times each, each side in two processes, and the best turn of each
-// side counts: drift and other work on the machine then weigh on both sides alike. `--quick` (or BENCH_QUICK=1) shortens every
-// phase for a smoke run; the full run takes about five minutes.
+// side counts: drift and other work on the machine then weigh on both sides alike. `--quick` (or
+// BENCH_QUICK=1) shortens every phase for a smoke run; the full run takes about five minutes.
 import { fork, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
