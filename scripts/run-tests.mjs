@@ -31,9 +31,10 @@ const rank = (file) => {
   const i = SLOWEST_FIRST.indexOf(file.split(sep).join('/'));
   return i === -1 ? SLOWEST_FIRST.length : i;
 };
+const order = (a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
 
 const args = process.argv.slice(2);
-const files = args.length > 0 ? args : find('test').sort().sort((a, b) => rank(a) - rank(b));
+const files = args.length > 0 ? args : find('test').sort(order);
 const result = spawnSync(
   process.execPath,
   // A test that hangs fails after 5 minutes (the longest file takes about 30 s) instead of holding the whole run (and CI) forever.

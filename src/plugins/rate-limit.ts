@@ -51,9 +51,6 @@ function addRouteHook<T>(route: { [key: string]: unknown }, hook: 'onRequest' | 
   route[hook] = current === undefined ? [handler] : Array.isArray(current) ? [...current, handler] : [current, handler];
 }
 
-// Shared with the account throttles (src/modules/rate-limit/redis.ts).
-export { rateLimitNamespace };
-
 export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
   const { config } = app;
   if (config.apiRateLimit === 0 && config.loginRateLimit === 0) return;
