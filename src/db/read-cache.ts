@@ -40,6 +40,18 @@ export class ReadCache<Key, Value> {
   ) {}
 
   /**
+   * The kept value for this key, without reading the database: undefined when none is kept (or
+   * a transaction is open). The same check as get(): a change anywhere drops everything first.
+   * For callers that answer at once when they can (the token check of every API request) and
+   * fall back to get() otherwise.
+   */
+  peek(key: Key, now = Date.now()): Value | undefined {
+    if (this.check() === null) return undefined;
+    const cached = this.entries.get(key);
+    return cached !== undefined && (cached.until === null || cached.until > now) ? cached.value : undefined;
+  }
+
+  /**
    * The value for this key; `load` reads the database on a miss. Nothing is kept while a
    * transaction is open on this connection, nor when `load` finds nothing (undefined).
    */

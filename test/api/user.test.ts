@@ -37,6 +37,35 @@ describe('GET /api/user', () => {
     assert.doesNotMatch(response.body, /password|remember|is_admin|argon2/);
   });
 
+  // The route keeps its serialised answer per user object (src/http/api/user.ts): the same
+  // bytes while nothing changed, the current user after any change, and never another's.
+  it('answers the current user after every change, and the same bytes while nothing changed', async () => {
+    const user = await createUser(t.app, { name: 'Kept Body' });
+    const other = await createUser(t.app, { name: 'Someone Else' });
+    const token = await issueToken(t.app, user.email, user.plainPassword);
+    const otherToken = await issueToken(t.app, other.email, other.plainPassword);
+    const read = async (bearerToken = token) => {
+      const response = await t.app.inject({ url: '/api/user', headers: bearer(bearerToken) });
+      assert.equal(response.statusCode, 200);
+      assert.equal(response.headers['content-type'], 'application/json; charset=utf-8');
+      return response.body;
+    };
+    const first = await read();
+    assert.equal(await read(), first);
+    assert.equal((JSON.parse(await read(otherToken)) as { name: string }).name, 'Someone Else');
+    assert.equal((JSON.parse(await read()) as { name: string }).name, 'Kept Body');
+
+    const renamed = await t.app.inject({ method: 'PUT', url: '/api/user', headers: bearer(token), payload: { name: 'Renamed' } });
+    assert.equal(renamed.statusCode, 200);
+    assert.equal((JSON.parse(await read()) as { name: string }).name, 'Renamed');
+
+    // A change made around the API (the CLI, another instance, the panel).
+    await t.db.kysely.updateTable('users').set({ name: 'Changed <"in the database">' }).where('id', '=', user.id).execute();
+    const changed = await read();
+    assert.equal((JSON.parse(changed) as { name: string }).name, 'Changed <"in the database">');
+    assert.equal(await read(), changed);
+  });
+
   it('answers email_verified_at null for an unverified user, and ISO dates otherwise', async () => {
     const user = await createUser(t.app, { verified: false });
     const token = await issueToken(t.app, user.email, user.plainPassword);

@@ -127,6 +127,25 @@ for (const journal of ['wal', 'delete'] as const) describe(`read cache (journal_
     assert.equal(await cache.get(1, read(1)), undefined);
   });
 
+  test('peek answers a kept value without loading, and nothing once anything changed', async () => {
+    assert.equal(cache.peek(1), undefined, 'nothing kept yet');
+    assert.equal(loads, 0);
+    await cache.get(1, read(1));
+    assert.equal(cache.peek(1), 'one');
+    assert.equal(cache.peek(2), undefined, 'another key is not kept');
+    assert.equal(loads, 1);
+    own.prepare("UPDATE t SET name = 'deux' WHERE id = 2").run();
+    assert.equal(cache.peek(1), undefined, "a write on the cache's own connection");
+    await cache.get(1, read(1));
+    other.prepare("UPDATE t SET name = 'uno' WHERE id = 1").run();
+    assert.equal(cache.peek(1), undefined, 'a commit by another connection');
+    assert.equal(await cache.get(1, read(1)), 'uno');
+    own.exec('BEGIN');
+    assert.equal(cache.peek(1), undefined, 'inside a transaction');
+    own.exec('ROLLBACK');
+    assert.equal(cache.peek(1), 'uno');
+  });
+
   test('at most maxEntries are kept, the oldest goes first', async () => {
     await cache.get(1, read(1));
     await cache.get(2, read(2));
@@ -151,6 +170,9 @@ describe('read cache: values that hold until a time', () => {
     assert.equal(await cache.get('k', load, 999), 1);
     assert.equal(await cache.get('k', load, 1_000), 2);
     assert.equal(cache.size, 1);
+    // The value loaded at 1,000 holds until 1,000 too: peek finds it spent.
+    assert.equal(cache.peek('k', 999), 2);
+    assert.equal(cache.peek('k', 1_000), undefined);
     db.close();
   });
 });

@@ -24,6 +24,28 @@ describe('token secrets', () => {
     assert.equal(crcHex('The quick brown fox jumps over the lazy dog'), '414fa339');
   });
 
+  // The checksum is written in two 16-bit halves (token-string.ts): a CRC whose high half is
+  // small, or whose low half is, must still come out as 8 padded digits.
+  it('write every CRC as 8 lower-case hex digits, whatever its size', () => {
+    const find = (wanted: (crc: number) => boolean) => {
+      for (;;) {
+        const entropy = randomAlphanumeric(40);
+        if (wanted(crc32(entropy))) return entropy;
+      }
+    };
+    const cases = [
+      find((crc) => crc < 0x10000),
+      find((crc) => (crc & 0xffff) < 0x1000 && crc >= 0x80000000),
+      find((crc) => crc >= 0xf0000000),
+    ];
+    for (const entropy of cases) {
+      const secret = `${entropy}${crcHex(entropy)}`;
+      assert.deepEqual(parseToken(`7|${secret}`, ''), { id: 7, secret });
+      // Upper-case digits are not the checksum Sanctum writes.
+      if (/[a-f]/.test(crcHex(entropy))) assert.equal(parseToken(`7|${entropy}${crcHex(entropy).toUpperCase()}`, ''), null);
+    }
+  });
+
   it('are different every time', () => {
     const secrets = new Set(Array.from({ length: 200 }, () => generateSecret('')));
     assert.equal(secrets.size, 200);

@@ -2,10 +2,20 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { TokenService } from '../../src/modules/tokens/tokens.service.js';
-import { createTestDatabase, type TestDatabase } from '../helpers.js';
+import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers.js';
 
 const HOUR = 3_600_000;
 const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
+
+async function insertUser(database: TestDatabase, email: string): Promise<number> {
+  const now = new Date().toISOString();
+  const user = await database.db.kysely
+    .insertInto('users')
+    .values({ name: 'U', email, password: 'x', email_verified_at: null, is_admin: 0, remember_token: null, locale: null, created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return user.id;
+}
 
 describe('TokenService.prune', () => {
   let database: TestDatabase;
@@ -13,13 +23,7 @@ describe('TokenService.prune', () => {
 
   before(async () => {
     database = await createTestDatabase();
-    const now = new Date().toISOString();
-    const user = await database.db.kysely
-      .insertInto('users')
-      .values({ name: 'U', email: 'u@example.com', password: 'x', email_verified_at: null, is_admin: 0, remember_token: null, locale: null, created_at: now, updated_at: now })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    userId = user.id;
+    userId = await insertUser(database, 'u@example.com');
   });
   beforeEach(async () => {
     await database.db.kysely.deleteFrom('personal_access_tokens').execute();
@@ -69,5 +73,93 @@ describe('TokenService.prune', () => {
     await token('valid', at(-HOUR), at(HOUR));
     assert.equal(await service.prune(), 0);
     assert.deepEqual(await names(), ['valid']);
+  });
+});
+
+// authenticateKept: the answer at once that every API request asks for first. It must never
+// say more than authenticate() would: a token it does not keep, or whose last use is due to be
+// written, is left to authenticate() (undefined); a change anywhere drops what it keeps.
+describe(`TokenService.authenticateKept (${onPostgres ? 'PostgreSQL' : 'SQLite file'})`, () => {
+  let database: TestDatabase;
+  let service: TokenService;
+  let userId: number;
+
+  before(async () => {
+    database = await createTestDatabase({ file: true });
+    userId = await insertUser(database, 'k@example.com');
+    service = new TokenService(database.db, { tokenExpirationMinutes: null, tokenPrefix: '' });
+  });
+  after(() => database.drop());
+
+  if (onPostgres) {
+    it('answers nothing at once on PostgreSQL (nothing is kept there): authenticate() decides', async () => {
+      const { plaintext } = await service.issue(userId, 'pg');
+      assert.equal((await service.authenticate(plaintext))?.user.id, userId);
+      assert.equal(service.authenticateKept(plaintext), undefined);
+      assert.equal((await service.authenticate(plaintext))?.user.id, userId);
+    });
+    return;
+  }
+
+  it('answers a kept token at once, and the same caller as authenticate()', async () => {
+    const { plaintext } = await service.issue(userId, 'kept');
+    assert.equal(service.authenticateKept(plaintext), undefined, 'not read yet');
+    // The first use writes last_used_at (which drops the cache); the next read keeps the token.
+    await service.authenticate(plaintext);
+    const read = await service.authenticate(plaintext);
+    assert.equal(read?.user.id, userId);
+    assert.equal(service.authenticateKept(plaintext), read);
+  });
+
+  it('refuses a wrong secret or a malformed token at once', async () => {
+    const { plaintext, id } = await service.issue(userId, 'wrong');
+    const other = await service.issue(userId, 'other');
+    const secretOf = (token: string) => token.slice(token.indexOf('|') + 1);
+    await service.authenticate(plaintext);
+    await service.authenticate(plaintext);
+    assert.equal(service.authenticateKept(plaintext)?.tokenId, id);
+    // A kept id with another token's (well-formed) secret.
+    assert.equal(service.authenticateKept(`${id}|${secretOf(other.plaintext)}`), null);
+    // A broken checksum, and no token at all.
+    assert.equal(service.authenticateKept(`${id}|${secretOf(plaintext).slice(0, -1)}x`), null);
+    assert.equal(service.authenticateKept('not a token'), null);
+  });
+
+  it('leaves a revoked token to authenticate(), which refuses it', async () => {
+    const { plaintext, id } = await service.issue(userId, 'revoked');
+    await service.authenticate(plaintext);
+    await service.authenticate(plaintext);
+    assert.notEqual(service.authenticateKept(plaintext), undefined);
+    // Revoked by another connection (another instance, the CLI).
+    await database.connectAgain().kysely.deleteFrom('personal_access_tokens').where('id', '=', id).execute();
+    assert.equal(service.authenticateKept(plaintext), undefined);
+    assert.equal(await service.authenticate(plaintext), null);
+    assert.equal(service.authenticateKept(plaintext), undefined);
+  });
+
+  it('refuses a kept token once it has expired', async () => {
+    const { plaintext, id } = await service.issue(userId, 'expiring');
+    await database.db.kysely.updateTable('personal_access_tokens').set({ expires_at: at(1_000) }).where('id', '=', id).execute();
+    await service.authenticate(plaintext);
+    await service.authenticate(plaintext);
+    assert.equal(service.authenticateKept(plaintext)?.tokenId, id);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    assert.equal(service.authenticateKept(plaintext), null);
+  });
+
+  it('leaves a kept token whose last use has come due to authenticate(), which writes it', async () => {
+    const { plaintext, id } = await service.issue(userId, 'due');
+    // Last written 59.5 s ago: not due yet (once a minute), so reading it writes nothing and keeps it.
+    const almost = at(-59_500);
+    await database.db.kysely.updateTable('personal_access_tokens').set({ last_used_at: almost }).where('id', '=', id).execute();
+    await service.authenticate(plaintext);
+    assert.equal(service.authenticateKept(plaintext)?.tokenId, id);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    assert.equal(service.authenticateKept(plaintext), undefined);
+    const lastUsed = async () =>
+      (await database.db.kysely.selectFrom('personal_access_tokens').select('last_used_at').where('id', '=', id).executeTakeFirstOrThrow()).last_used_at;
+    assert.equal(await lastUsed(), almost);
+    assert.equal((await service.authenticate(plaintext))?.tokenId, id);
+    assert.notEqual(await lastUsed(), almost, 'authenticate() wrote the last use');
   });
 });
