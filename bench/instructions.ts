@@ -1,0 +1,147 @@
+// Instructions a request, counted by callgrind: what one scenario costs the service's main
+// thread, in a figure that does not move with the machine's load (npm run bench's ratios move by
+// ±15 % from one turn to the next on this shared machine, and with its mood by a factor of two).
+// For comparing two versions of the code, not machines.
+//   npm run build && npx tsx bench/instructions.ts user|posts [requests]
+//
+// The compiled service (dist/server.js) runs under valgrind on a seeded SQLite file; 6,000
+// requests warm it up (V8 has optimised what it will), then callgrind counts the main thread's
+// instructions in three windows of `requests` (3,000 by default) each, sent 10 at a time on
+// keep-alive connections, and prints the least a request cost. About a minute.
+//
+// One artefact of running under valgrind (50 times slower): V8 sometimes decides to allocate the
+// tick objects of process.nextTick in the old generation, after which each one is built through
+// its runtime (~27 calls of DefineKeyedOwnPropertyInLiteral a request, a fifth more
+// instructions). Profiles of the service at full speed never show it. The script reports such
+// runs; compare only runs without it.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { generateAppKey } from '../src/config.js';
+import { seedBenchDatabase } from './seed.js';
+
+const scenario = process.argv[2] ?? 'user';
+const measured = Number(process.argv[3] ?? 3_000);
+const WINDOWS = 3;
+const WARM_UP = 6_000;
+const CONNECTIONS = 10;
+const ROOT = new URL('../', import.meta.url).pathname;
+
+if (!existsSync(join(ROOT, 'dist/server.js'))) throw new Error('dist/server.js is missing: npm run build first');
+for (const tool of ['valgrind', 'callgrind_control']) {
+  try {
+    execFileSync(tool, ['--version'], { stdio: 'ignore' });
+  } catch {
+    throw new Error(`${tool} is missing: apt-get install -y valgrind`);
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'tessera-instructions-'));
+const data = await seedBenchDatabase(join(dir, 'app.db'), { posts: 1_000, tokens: 100 });
+const paths: Record<string, string> = { user: '/api/user', posts: '/api/posts' };
+const path = paths[scenario];
+if (path === undefined) throw new Error(`unknown scenario ${scenario}; one of ${Object.keys(paths).join(', ')}`);
+const port = 20_000 + Math.floor(Math.random() * 20_000);
+
+const out = join(dir, 'callgrind.out');
+const child = spawn(
+  'valgrind',
+  ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', '--dump-instr=no', `--callgrind-out-file=${out}`, process.execPath, 'dist/server.js'],
+  {
+    cwd: ROOT,
+    stdio: 'ignore',
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'production',
+      APP_KEY: generateAppKey(),
+      DATABASE_URL: `sqlite:${join(dir, 'app.db')}`,
+      DATA_DIR: dir,
+      // No HOST (127.0.0.1 is the default): valgrind names the files callgrind_control finds it
+      // by after $HOST, which callgrind_control reads from its own environment.
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      API_RATE_LIMIT: '0',
+      LOGIN_RATE_LIMIT: '0',
+    },
+  },
+);
+
+const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+function get(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, agent, headers: { authorization: `Bearer ${data.token}` } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+async function send(count: number): Promise<void> {
+  let left = count;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (left-- > 0) {
+        const status = await get();
+        if (status !== 200) throw new Error(`${path} answered ${status}`);
+      }
+    }),
+  );
+}
+
+try {
+  const deadline = Date.now() + 240_000;
+  for (;;) {
+    try {
+      if ((await get()) === 200) break;
+    } catch {
+      // not listening yet: valgrind starts node slowly
+    }
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error('the service did not start under valgrind');
+    await sleep(1_000);
+  }
+  await send(WARM_UP);
+  // Each window's counts are dumped (and reset) on their own: a window in which a full
+  // collection of the old generation runs costs tens of thousands of instructions a request
+  // more, so the least a request costs is the figure to compare.
+  execFileSync('callgrind_control', ['-i', 'on', String(child.pid)], { stdio: 'ignore' });
+  for (let window = 0; window < WINDOWS; window += 1) {
+    await send(measured);
+    execFileSync('callgrind_control', ['-d', String(child.pid)], { stdio: 'ignore' });
+  }
+  execFileSync('callgrind_control', ['-i', 'off', String(child.pid)], { stdio: 'ignore' });
+
+  const windows = Array.from({ length: WINDOWS }, (_, index) => {
+    // The dump of the main thread (thread 1): its summary line, and the calls into the runtime
+    // function that marks the artefact described above.
+    const file = join(dir, `callgrind.out.${index + 1}-01`);
+    if (!existsSync(file)) throw new Error(`callgrind wrote no dump ${index + 1} of the main thread`);
+    const text = readFileSync(file, 'utf8');
+    const total = Number(/^summary: (\d+)$/m.exec(text)?.[1] ?? NaN);
+    // callgrind names a function in full once, where it first appears (fn= or cfn=), by number after.
+    const marker = /^c?fn=\((\d+)\) .*Runtime_DefineKeyedOwnPropertyInLiteral/m.exec(text)?.[1];
+    let slowLiterals = 0;
+    if (marker !== undefined) {
+      for (const match of text.matchAll(new RegExp(`^cfn=\\(${marker}\\).*\\ncalls=(\\d+)`, 'gm'))) slowLiterals += Number(match[1]);
+    }
+    return { perRequest: total / measured, slowLiterals: slowLiterals / measured };
+  });
+  const best = Math.min(...windows.map((window) => window.perRequest));
+  const figure = (n: number) => Math.round(n).toLocaleString('en-US');
+  console.log(`${scenario} (${path}): ${figure(best)} instructions a request on the main thread, the least of ${WINDOWS} windows of ${measured.toLocaleString('en-US')} requests after ${WARM_UP.toLocaleString('en-US')}`);
+  console.log(`  windows: ${windows.map((window) => figure(window.perRequest)).join(', ')}`);
+  const slow = Math.max(...windows.map((window) => window.slowLiterals));
+  console.log(
+    slow >= 5
+      ? `  this run has valgrind's artefact (${slow.toFixed(1)} runtime literal definitions a request): compare it only with runs that have it too, or run again`
+      : `  no artefact (${slow.toFixed(1)} runtime literal definitions a request)`,
+  );
+} finally {
+  agent.destroy();
+  child.kill('SIGKILL');
+  if (process.env.KEEP === undefined) rmSync(dir, { recursive: true, force: true });
+  else console.log(`kept ${dir}`);
+}
