@@ -41,9 +41,14 @@ for (const tool of ['valgrind', 'callgrind_control']) {
 
 const dir = mkdtempSync(join(tmpdir(), 'tessera-instructions-'));
 const data = await seedBenchDatabase(join(dir, 'app.db'), { posts: 1_000, tokens: 100 });
-const paths: Record<string, string> = { user: '/api/user', posts: '/api/posts' };
-const path = paths[scenario];
-if (path === undefined) throw new Error(`unknown scenario ${scenario}; one of ${Object.keys(paths).join(', ')}`);
+// As in npm run bench: the user with its token, the public list without one.
+const scenarios: Record<string, { path: string; headers: Record<string, string> }> = {
+  user: { path: '/api/user', headers: { authorization: `Bearer ${data.token}`, accept: 'application/json' } },
+  posts: { path: '/api/posts', headers: { accept: 'application/json' } },
+};
+const chosen = scenarios[scenario];
+if (chosen === undefined) throw new Error(`unknown scenario ${scenario}; one of ${Object.keys(scenarios).join(', ')}`);
+const { path, headers } = chosen;
 const port = 20_000 + Math.floor(Math.random() * 20_000);
 
 const out = join(dir, 'callgrind.out');
@@ -72,7 +77,7 @@ const child = spawn(
 const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
 function get(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, agent, headers: { authorization: `Bearer ${data.token}` } }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     });

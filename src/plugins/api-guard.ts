@@ -18,7 +18,10 @@ export function bearerToken(request: FastifyRequest): string | null {
   return token === '' || /\s/.test(token) ? null : token;
 }
 
-/** A hook that resolves the caller some other way (first-party session cookies); null if none. */
+/**
+ * A hook that resolves the caller some other way (first-party session cookies); null if none.
+ * Resolvers are asked only when a request carries a Cookie header and no Authorization header.
+ */
 export type CallerResolver = (request: FastifyRequest, reply: FastifyReply) => Promise<ApiCaller | null>;
 
 declare module 'fastify' {
@@ -71,12 +74,19 @@ export const apiGuardPlugin = fp(async (app: FastifyInstance) => {
       return null;
     };
     const guard: preValidationHookHandler = (request, reply, done) => {
-      // Callback style, and a kept token is answered at once (tokens.authenticateKept): the
-      // asynchronous path costs promises and microtask turns on every authenticated request.
+      // Callback style, and answered at once where it can be: a kept token
+      // (tokens.authenticateKept), or a request with no credentials at all (every resolver reads
+      // a session cookie). The asynchronous path costs promises and microtask turns.
       const token = bearerToken(request);
-      const kept = token === null ? undefined : app.services.tokens.authenticateKept(token);
-      if (kept !== undefined) {
-        done(admit(request, reply, kept ?? 'invalid') ?? undefined);
+      let quick: ApiCaller | null | 'invalid' | undefined;
+      if (token !== null) {
+        const kept = app.services.tokens.authenticateKept(token);
+        quick = kept === undefined ? undefined : (kept ?? 'invalid');
+      } else if (request.headers.authorization === undefined && request.headers.cookie === undefined) {
+        quick = null;
+      }
+      if (quick !== undefined) {
+        done(admit(request, reply, quick) ?? undefined);
         return;
       }
       resolve(request, reply).then(

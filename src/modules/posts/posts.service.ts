@@ -69,9 +69,17 @@ export class PostService {
     }
     const now = Date.now();
     if (this.publicPages === null) return (await this.publicPage(filter, now)).value;
-    const key = `${filter.locale}\n${filter.page}\n${filter.perPage}`;
+    const key = `${filter.locale}\n${filter.page}\n${filter.perPage}`; // as in keptPublicPage()
     // The load always finds a page (an empty one past the last), so the value is never undefined.
     return (await this.publicPages.get(key, () => this.publicPage(filter, now), now))!;
+  }
+
+  /**
+   * The page list() would answer for the public list, if it is kept and still holds (checked
+   * for changes first, db/read-cache.ts); undefined otherwise, and the caller awaits list().
+   */
+  keptPublicPage(filter: Omit<ListFilterInput, 'status'>): Page<PostListRow> | undefined {
+    return this.publicPages?.peek(`${filter.locale}\n${filter.page}\n${filter.perPage}`);
   }
 
   // A page of the public list, which holds until the locale's next scheduled post comes out.
