@@ -20,8 +20,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { generateAppKey } from '../src/config.js';
-import { seedBenchDatabase } from './seed.js';
+import { seedBenchDatabase, serviceEnv } from './seed.js';
 
 const scenario = process.argv[2] ?? 'user';
 const measured = Number(process.argv[3] ?? 3_000);
@@ -58,19 +57,9 @@ const child = spawn(
   {
     cwd: ROOT,
     stdio: 'ignore',
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'production',
-      APP_KEY: generateAppKey(),
-      DATABASE_URL: `sqlite:${join(dir, 'app.db')}`,
-      DATA_DIR: dir,
-      // No HOST (127.0.0.1 is the default): valgrind names the files callgrind_control finds it
-      // by after $HOST, which callgrind_control reads from its own environment.
-      PORT: String(port),
-      LOG_LEVEL: 'info',
-      API_RATE_LIMIT: '0',
-      LOGIN_RATE_LIMIT: '0',
-    },
+    // No HOST (127.0.0.1 is the default): valgrind names the files callgrind_control finds it
+    // by after $HOST, which callgrind_control reads from its own environment.
+    env: { PATH: process.env.PATH ?? '', ...serviceEnv(join(dir, 'app.db'), dir), PORT: String(port) },
   },
 );
 

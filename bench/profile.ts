@@ -7,9 +7,8 @@ import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateAppKey } from '../src/config.js';
 import { load, type Request } from './load.js';
-import { BENCH_EMAIL, BENCH_PASSWORD, seedBenchDatabase } from './seed.js';
+import { BENCH_EMAIL, BENCH_PASSWORD, seedBenchDatabase, serviceEnv } from './seed.js';
 import type { ParentMessage, ServerMessage } from './server.js';
 
 type Node = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number; children?: number[] };
@@ -95,16 +94,7 @@ async function main(): Promise<void> {
   const child = fork(new URL('./server.ts', import.meta.url).pathname, [], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'production',
-      APP_KEY: generateAppKey(),
-      DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,
-      DATA_DIR: dir,
-      LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-      API_RATE_LIMIT: '0',
-      LOGIN_RATE_LIMIT: '0',
-    },
+    env: { PATH: process.env.PATH ?? '', ...serviceEnv(join(dir, 'bench.db'), dir), LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
   });
   const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
   const origin = `http://127.0.0.1:${port}`;

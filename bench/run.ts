@@ -9,9 +9,8 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { generateAppKey } from '../src/config.js';
 import { load, loadTool, type LoadResult, type Request } from './load.js';
-import { BENCH_EMAIL, BENCH_PASSWORD, seedBenchDatabase, type BenchData } from './seed.js';
+import { BENCH_EMAIL, BENCH_PASSWORD, seedBenchDatabase, serviceEnv, type BenchData } from './seed.js';
 import type { ParentMessage, ServerMessage } from './server.js';
 
 const quick = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
@@ -60,17 +59,7 @@ async function stop(child: Child): Promise<void> {
 }
 
 function startService(database: string): Promise<Child> {
-  return start('./server.ts', {
-    NODE_ENV: 'production',
-    APP_KEY: generateAppKey(),
-    DATABASE_URL: `sqlite:${database}`,
-    DATA_DIR: dir,
-    LOG_LEVEL: 'info',
-    // The rate limits would answer 429 long before the service is saturated: a benchmark
-    // measures the service, the limits have tests of their own.
-    API_RATE_LIMIT: '0',
-    LOGIN_RATE_LIMIT: '0',
-  });
+  return start('./server.ts', serviceEnv(database, dir));
 }
 
 /** CPU seconds (user + system, every thread) the process has used so far. */

@@ -4,7 +4,26 @@ import SQLite from 'better-sqlite3';
 import { connect } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrator.js';
 import { hashPassword } from '../src/modules/passwords/hasher.js';
+import { generateAppKey } from '../src/config.js';
 import { generateSecret, hashSecret } from '../src/modules/tokens/token-string.js';
+
+/**
+ * The environment of a service under measurement (npm run bench, bench/profile.ts,
+ * bench/instructions.ts): production settings on a SQLite file, one log line a request.
+ */
+export function serviceEnv(database: string, dataDir: string): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    APP_KEY: generateAppKey(),
+    DATABASE_URL: `sqlite:${database}`,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    // The rate limits would answer 429 long before the service is saturated: a benchmark
+    // measures the service, the limits have tests of their own.
+    API_RATE_LIMIT: '0',
+    LOGIN_RATE_LIMIT: '0',
+  };
+}
 
 export const BENCH_EMAIL = 'bench@example.com';
 export const BENCH_PASSWORD = 'bench-password-1';

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Post } from '../../db/types.js';
 import { presentPost, presentPostItem } from '../../modules/posts/posts.presenter.js';
-import type { PostService } from '../../modules/posts/posts.service.js';
+import type { ListFilterInput } from '../../modules/posts/posts.service.js';
 import { SLUG_PATTERN } from '../../modules/posts/slug.js';
 import { can } from '../../modules/tokens/abilities.js';
 import { ValidationError, forbidden, notFound } from '../../modules/shared/errors.js';
@@ -135,7 +135,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  async function answerList(request: FastifyRequest, reply: FastifyReply, filter: Parameters<PostService['list']>[0], queryString: string) {
+  async function answerList(request: FastifyRequest, reply: FastifyReply, filter: ListFilterInput, queryString: string) {
     const page = await app.services.posts.list(filter);
     const serialize = () => {
       // fast-json-stringify, the route's serializer, returns a string.

@@ -38,7 +38,10 @@ function page<T>(filter: { page: number; perPage: number }, items: T[], total: n
   return { items, total, page: filter.page, perPage: filter.perPage, lastPage: Math.max(1, Math.ceil(total / filter.perPage)) };
 }
 
-type ListFilterInput = { status: PostStatus; locale: string; page: number; perPage: number };
+export type ListFilterInput = { status: PostStatus; locale: string; page: number; perPage: number };
+
+/** The read cache's key of a page of the public list. */
+const publicPageKey = (filter: Omit<ListFilterInput, 'status'>) => `${filter.locale}\n${filter.page}\n${filter.perPage}`;
 
 export class PostService {
   private readonly published: PublishedListing;
@@ -69,9 +72,8 @@ export class PostService {
     }
     const now = Date.now();
     if (this.publicPages === null) return (await this.publicPage(filter, now)).value;
-    const key = `${filter.locale}\n${filter.page}\n${filter.perPage}`; // as in keptPublicPage()
     // The load always finds a page (an empty one past the last), so the value is never undefined.
-    return (await this.publicPages.get(key, () => this.publicPage(filter, now), now))!;
+    return (await this.publicPages.get(publicPageKey(filter), () => this.publicPage(filter, now), now))!;
   }
 
   /**
@@ -79,7 +81,7 @@ export class PostService {
    * for changes first, db/read-cache.ts); undefined otherwise, and the caller awaits list().
    */
   keptPublicPage(filter: Omit<ListFilterInput, 'status'>): Page<PostListRow> | undefined {
-    return this.publicPages?.peek(`${filter.locale}\n${filter.page}\n${filter.perPage}`);
+    return this.publicPages?.peek(publicPageKey(filter));
   }
 
   // A page of the public list, which holds until the locale's next scheduled post comes out.
