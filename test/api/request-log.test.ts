@@ -107,6 +107,47 @@ describe('request log', () => {
     assert.doesNotMatch(raw.join(''), /1\|abc|a=b/);
   });
 
+  it("writes the line pino itself would write for the request's fields, byte for byte but the time", async () => {
+    const user = await createUser(app, { password: 'same-as-pino-1' });
+    const token = await issueToken(app, user.email, 'same-as-pino-1');
+    raw.length = 0;
+    await app.inject({ url: '/api/user', headers: bearer(token), remoteAddress: '192.0.2.7' });
+    await app.inject({ url: '/api/no-such-route' });
+    const ours = raw.join('').split('\n').filter((line) => line !== '');
+    assert.equal(ours.length, 2);
+    raw.length = 0;
+    for (const line of ours) {
+      const { reqId, method, path, status, ms, user: who, ip } = JSON.parse(line) as Line;
+      app.log.child({ reqId }).info({ method, path, status, ms, user: who, ip }, 'request');
+    }
+    const pinos = raw.join('').split('\n').filter((line) => line !== '');
+    const timeless = (line: string) => line.replace(/"time":\d+/, '"time":0');
+    assert.deepEqual(ours.map(timeless), pinos.map(timeless));
+    assert.match(ours[0] ?? '', /^\{"level":30,"time":\d+,"pid":\d+,"hostname":"[^"]*","reqId":"[^"]+","method":"GET","path":"\/api\/user","status":200,"ms":[\d.]+,"user":\d+,"ip":"192\.0\.2\.7","msg":"request"\}$/);
+  });
+
+  it('escapes what it writes: an address with quotes and backslashes stays one JSON string', async () => {
+    raw.length = 0;
+    const address = 'x","user":1,"admin":"\\';
+    await app.inject({ url: '/api/settings', remoteAddress: address });
+    const [line] = requestLines();
+    assert.equal(line?.ip, address);
+    assert.equal(line?.user, null);
+    assert.equal(line?.admin, undefined);
+  });
+
+  it('writes no request line when LOG_LEVEL is above info', async () => {
+    const quiet: string[] = [];
+    const other = await buildApp(testConfig({ LOG_LEVEL: 'warn' }), { db: database.db, loggerStream: { write: (chunk: string) => void quiet.push(chunk) } });
+    try {
+      await other.inject({ url: '/api/settings' });
+      await other.inject({ url: '/api/no-such-route' });
+      assert.deepEqual(quiet, []);
+    } finally {
+      await other.close();
+    }
+  });
+
   it("ties each request's lines together by one request id, distinct per request", async () => {
     raw.length = 0;
     await app.inject({ url: '/api/__boom' });
