@@ -15,6 +15,7 @@ import { apiGuardPlugin } from './plugins/api-guard.js';
 import { errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { requestLogPlugin } from './plugins/request-log.js';
+import { responseBatchPlugin } from './plugins/response-batch.js';
 import { serverLimitOptions } from './plugins/server-limits.js';
 import { shutdownPlugin } from './plugins/shutdown.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
@@ -113,6 +114,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(shutdownPlugin);
   await app.register(securityHeadersPlugin);
   await app.register(requestLogPlugin);
+  // Responses finished in one event-loop turn are written together at its end.
+  await app.register(responseBatchPlugin);
   await app.register(apiGuardPlugin);
   // After the API guard, before the routes: its onRoute hook adds the limits to each /api route.
   await app.register(rateLimitPlugin);
