@@ -36,17 +36,29 @@ function tickFeedback(keep: boolean): { states: string[]; output: string } {
   return { states, output };
 }
 
+// Node 20 (V8 11.3, the version this project runs and CI uses) shows the problem; another V8 may
+// print its feedback differently or keep it by itself, and is then skipped rather than failed.
+const PINNED_NODE = process.versions.node.split('.')[0] === '20';
+
 describe('keeping the shape of process.nextTick entries', () => {
-  it('leaves the tick literal megamorphic after a collection when nothing keeps it (the problem exists here)', () => {
+  it('leaves the tick literal megamorphic after a collection when nothing keeps it (the problem exists here)', (t) => {
     const { states } = tickFeedback(false);
+    if (!PINNED_NODE && !states.includes('MEGAMORPHIC')) {
+      t.skip(`Node ${process.versions.node} keeps this feedback without help (or prints it differently)`);
+      return;
+    }
     // The literal defines four properties: two symbols, callback and args.
     assert.equal(states.length, 4, 'V8 printed no feedback for the tick literal');
     assert.ok(states.includes('MEGAMORPHIC'), `expected a megamorphic definition, got ${states.join(', ')}`);
   });
 
-  it('keeps every definition of the tick literal monomorphic across a collection', () => {
+  it('keeps every definition of the tick literal monomorphic across a collection', (t) => {
     const { states, output } = tickFeedback(true);
     assert.match(output, /kept: true/);
+    if (!PINNED_NODE && states.length === 0) {
+      t.skip(`Node ${process.versions.node} prints no feedback for the tick literal`);
+      return;
+    }
     assert.deepEqual(states, ['MONOMORPHIC', 'MONOMORPHIC', 'MONOMORPHIC', 'MONOMORPHIC']);
   });
 });
