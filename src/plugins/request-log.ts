@@ -59,7 +59,7 @@ export const requestLogPlugin = fp(async (app: FastifyInstance) => {
       stream.write(
         `${start}${clock()}${bindings},"reqId":${JSON.stringify(request.id)},"method":${JSON.stringify(request.method)},` +
           `"path":${JSON.stringify(request.routeOptions.url ?? '(unmatched)')},"status":${reply.statusCode},` +
-          `"ms":${Number.isFinite(ms) ? ms : null},"user":${userOf(request) ?? null},"ip":${JSON.stringify(request.ip)},"msg":"request"}\n`,
+          `"ms":${Number.isFinite(ms) ? ms : null},"user":${userOf(request)},"ip":${JSON.stringify(request.ip)},"msg":"request"}\n`,
       );
     }
     done();

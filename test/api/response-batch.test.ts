@@ -22,10 +22,6 @@ function recordTurns(app: FastifyInstance, events: string[]): void {
   });
 }
 
-async function listen(app: FastifyInstance): Promise<void> {
-  await app.listen({ host: '127.0.0.1', port: 0 });
-}
-
 /** `count` connections, each accepted by the server (so that their requests arrive in one poll). */
 async function openSockets(app: FastifyInstance, count: number): Promise<Socket[]> {
   const address = app.server.address();
@@ -76,7 +72,7 @@ describe('responses written at the end of the event-loop turn', () => {
     database = await createTestDatabase();
     app = await buildApp(testConfig(), { db: database.db });
     recordTurns(app, events);
-    await listen(app);
+    await app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(async () => {
     await app.close();
@@ -124,7 +120,7 @@ describe('a batch that reaches its limit', () => {
     await app.register(responseBatchPlugin, { maxBatch: 2 });
     const events: string[] = [];
     recordTurns(app, events);
-    await listen(app);
+    await app.listen({ host: '127.0.0.1', port: 0 });
     const sockets = await openSockets(app, 3);
     try {
       await requestAtOnce(sockets, ['/api/__turn/1', '/api/__turn/2', '/api/__turn/3']);
