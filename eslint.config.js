@@ -29,8 +29,9 @@ export default tseslint.config(
       // A leading underscore marks a name left unused on purpose (a skipped argument, a field
       // taken out of an object by destructuring).
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }],
-      // Built-in modules by their node: name, so they can never be shadowed by a package.
-      'no-restricted-imports': ['error', { paths: builtinModules.filter((name) => !name.startsWith('_')).map((name) => ({ name, message: `import 'node:${name}'` })) }],
+      // Built-in modules by their node: name, so they can never be shadowed by a package (the
+      // list also holds the prefix-only ones, such as node:test, under their full name).
+      'no-restricted-imports': ['error', { paths: builtinModules.filter((name) => !name.startsWith('_') && !name.startsWith('node:')).map((name) => ({ name, message: `import 'node:${name}'` })) }],
     },
   },
 );

@@ -17,6 +17,10 @@ export class Prompter {
   private readonly rl: Interface;
   private readonly lines: AsyncIterator<string>;
   private muted = false;
+  // Input that ends ahead of the questions (answers piped or typed ahead, then EOF) closes the
+  // interface while its lines are still queued; from Node 24 on, prompting a closed interface
+  // throws, so the question is then written directly.
+  private closed = false;
 
   constructor(private readonly streams: PromptStreams) {
     // In terminal mode readline echoes what is typed itself (the tty's echo is off in raw mode);
@@ -30,13 +34,18 @@ export class Prompter {
     this.rl = createInterface({ input: streams.input, output: gate, terminal: streams.terminal });
     // Ctrl+C in raw mode reaches readline, not the process: end the questions instead of hanging.
     this.rl.on('SIGINT', () => this.rl.close());
+    this.rl.on('close', () => (this.closed = true));
     this.lines = this.rl[Symbol.asyncIterator]();
   }
 
   /** Asks one question and returns the answer line; `hidden` answers are never echoed. */
   async ask(question: string, options: { hidden?: boolean } = {}): Promise<string> {
-    this.rl.setPrompt(question);
-    this.rl.prompt();
+    if (this.closed) {
+      this.streams.output.write(question);
+    } else {
+      this.rl.setPrompt(question);
+      this.rl.prompt();
+    }
     this.muted = options.hidden === true;
     try {
       const next = await this.lines.next();
