@@ -11,10 +11,8 @@
 //
 // The script also counts the calls of V8's Runtime_DefineKeyedOwnPropertyInLiteral: ~30 a
 // request mean that process.nextTick's queue entries are built through the V8 runtime (a
-// fifth more instructions). Earlier sessions took that for an artefact of valgrind; it was V8
-// losing its feedback for the tick literal in a garbage collection, at full speed too (5 % of
-// the CPU under perf), and src/tick-shape.ts now prevents it. A run that reports it again
-// shows that prevention failing.
+// fifth more instructions), as V8 11 (Node 20) did after losing its feedback for the tick
+// literal in a garbage collection (docs/performance.md).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
@@ -131,7 +129,7 @@ try {
   const slow = Math.max(...windows.map((window) => window.slowLiterals));
   console.log(
     slow >= 5
-      ? `  process.nextTick's entries went through the V8 runtime (${slow.toFixed(1)} literal definitions a request): src/tick-shape.ts did not hold`
+      ? `  process.nextTick's entries went through the V8 runtime (${slow.toFixed(1)} literal definitions a request)`
       : `  process.nextTick on its fast path (${slow.toFixed(1)} runtime literal definitions a request)`,
   );
 } finally {

@@ -1,8 +1,6 @@
 // The service under load, in its own process (so the load generator does not share its event
 // loop): buildApp + listen on 127.0.0.1, port 0. Reports its port to the parent over IPC, and on
 // request measures the raw argon2id verify rate in this same process.
-// First, as in src/server.ts: the service's process keeps process.nextTick on V8's fast path.
-import '../src/tick-shape.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { Session } from 'node:inspector/promises';

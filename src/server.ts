@@ -1,7 +1,5 @@
 // Process entry: configuration → migrations → app → listen; SIGTERM/SIGINT close gracefully
 // (stop accepting, finish requests in flight, close the database, exit 0).
-// First, before any other module runs: keeps process.nextTick on V8's fast path (see the file).
-import './tick-shape.js';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, readEnv } from './config.js';
 import { connect } from './db/connect.js';
