@@ -6,6 +6,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
 import pg from 'pg';
 import { CommitWatch } from './commit-watch.js';
+import { PostgresChanges, SqliteChanges, type ChangeSource } from './read-cache.js';
 import type { Database } from './types.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -19,6 +20,8 @@ export type Db = {
   commits: CommitWatch | null;
   /** Present on PostgreSQL: the pool Kysely uses. */
   pool: pg.Pool | null;
+  /** Says whether the database changed, for the read caches (src/db/read-cache.ts). */
+  changes: ChangeSource;
   close(): Promise<void>;
 };
 
@@ -94,6 +97,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
       sqlite: handle,
       commits,
       pool: null,
+      changes: new SqliteChanges(handle, commits),
       // The watch's descriptor is closed only after the connection (see commit-watch.ts).
       close: async () => {
         await kysely.destroy();
@@ -123,7 +127,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
   // would crash the process. The next query gets a fresh connection.
   pool.on('error', () => {});
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { kysely, dialect: 'postgres', sqlite: null, commits: null, pool, close: () => kysely.destroy() };
+  return { kysely, dialect: 'postgres', sqlite: null, commits: null, pool, changes: new PostgresChanges(pool), close: () => kysely.destroy() };
 }
 
 /** True when the database answers a trivial query. */

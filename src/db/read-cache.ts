@@ -1,69 +1,141 @@
-// Reads kept in memory for as long as the database has not changed at all: the token lookup of
-// every authenticated API request, and the pages of the public post list.
+// Reads kept in memory for as long as the database has not changed: the token lookup of every
+// authenticated API request, and the pages of the public post list.
 //
-// Issue 2 allows a cache only if it honours a revocation at once, in every instance. On SQLite
-// every instance shares one file, and two counters say whether anything in it changed:
-// - the commit watch (src/db/commit-watch.ts: SQLite's WAL-index header, or `PRAGMA
-//   data_version`) moves when another connection (another process: a second instance, the CLI)
-//   commits anything;
-// - `total_changes()` moves with every row this connection writes, committed or not (our own
-//   revocations, user updates, last_used_at, sessions…).
-// Both are read before every lookup; if either moved, the whole cache is dropped. So a cached
-// value is always what the database would answer: no call site has to remember to invalidate
-// anything. While this connection is inside a transaction, nothing is read from or written to
-// the cache (its uncommitted rows could still roll back). A value that depends on the clock as
-// well (a post list, where a scheduled post appears at its time) says until when it holds.
+// A cache is allowed only if it honours a revocation at once, in every instance. So a kept value
+// is answered only after a look at the database's change counter, taken after the request
+// arrived, has found nothing changed since the value was loaded; anything changed drops every
+// entry. No call site has to remember to invalidate anything. Where the counter comes from:
 //
-// PostgreSQL has no such synchronous counter (LISTEN/NOTIFY arrives after the commit, so a
-// revoked token could pass for a moment on another instance): there, every request reads the
-// database, and `createReadCache` returns null.
+// - SQLite (SqliteChanges): every instance shares one file, and two counters say synchronously
+//   whether anything in it changed: the commit watch (src/db/commit-watch.ts: SQLite's WAL-index
+//   header, or `PRAGMA data_version`) moves when another connection commits (another process: a
+//   second instance, the CLI); `total_changes()` moves with every row this connection writes,
+//   committed or not. While this connection is inside a transaction nothing is read from or
+//   written to the cache (its uncommitted rows could still roll back).
+// - PostgreSQL (PostgresChanges): the `data_version` row, moved by triggers in the same
+//   transaction as every change that matters (migration 2026_11_24_000001). Reading it is a round
+//   trip, so the requests that ask within one event-loop turn share one query, sent at the end of
+//   that turn: after every one of them arrived, so it sees every commit that was acknowledged
+//   before any of them was sent. Under load that is one query for many requests, instead of one
+//   or more each.
+//
+// A value that depends on the clock as well (a post list, where a scheduled post appears at its
+// time) says until when it holds.
 import type SQLite from 'better-sqlite3';
+import type pg from 'pg';
 import type { CommitWatch } from './commit-watch.js';
-import type { Db } from './connect.js';
 
 /** A value and the time (ms since the epoch) until which it holds even if nothing is written; null: until a write. */
 export type Held<Value> = { value: Value; until: number | null };
 
-export class ReadCache<Key, Value> {
-  private readonly entries = new Map<Key, Held<Value>>();
+/**
+ * A number that grows whenever the database changes: `sync` sources answer at once (null while
+ * the cache must not be used), the others after a query.
+ */
+export type ChangeSource =
+  | { readonly sync: true; version(): number | null }
+  | { readonly sync: false; version(): Promise<number> };
+
+/** SQLite: another connection's commits (the commit watch) and this connection's own writes. */
+export class SqliteChanges {
+  readonly sync = true;
   private commitsSeen: unknown = null;
-  private changes: unknown = null;
-  /** Counts the times the cache was dropped: a value loaded across a drop is not kept. */
-  private generation = 0;
+  private changesSeen: unknown = null;
+  private counter = 0;
   private changesProbe: SQLite.Statement | null = null;
 
-  /** `maxEntries`: at most this many values are kept; the oldest goes first. */
   constructor(
     private readonly handle: SQLite.Database,
     private readonly commits: CommitWatch,
+  ) {}
+
+  version(): number | null {
+    if (this.handle.inTransaction) return null;
+    this.changesProbe ??= this.handle.prepare('SELECT total_changes()').pluck();
+    const commits = this.commits.current();
+    const changes = this.changesProbe.get();
+    if (commits !== this.commitsSeen || changes !== this.changesSeen) {
+      this.commitsSeen = commits;
+      this.changesSeen = changes;
+      this.counter += 1;
+    }
+    return this.counter;
+  }
+}
+
+/** PostgreSQL: the trigger-kept `data_version` row, read once per event-loop turn for every request that asks in it. */
+export class PostgresChanges {
+  readonly sync = false;
+  // The query of this turn, not yet sent: a request may join it. One already sent may have been
+  // answered from a snapshot older than the request, so it is never joined.
+  private next: Promise<number> | null = null;
+  private readonly send = (resolve: (version: number) => void, reject: (error: unknown) => void) => {
+    setImmediate(() => {
+      this.next = null;
+      this.pool.query<[string]>({ name: 'data_version', text: 'select n from data_version where id = 1', rowMode: 'array' }).then(
+        (result) => resolve(Number(result.rows[0]?.[0])),
+        reject,
+      );
+    });
+  };
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  version(): Promise<number> {
+    return (this.next ??= new Promise(this.send));
+  }
+}
+
+export class ReadCache<Key, Value> {
+  private readonly entries = new Map<Key, Held<Value>>();
+  /** The newest version seen: every kept value was loaded after a look that found it. */
+  private seen = -1;
+  /** Counts the times the cache was dropped: a value loaded across a drop is not kept. */
+  private generation = 0;
+
+  /** `maxEntries`: at most this many values are kept; the oldest goes first. */
+  constructor(
+    private readonly changes: ChangeSource,
     private readonly maxEntries: number,
   ) {}
 
   /**
-   * The kept value for this key, without reading the database: undefined when none is kept (or
-   * a transaction is open). The same check as get(): a change anywhere drops everything first.
-   * For callers that answer at once when they can (the token check of every API request) and
-   * fall back to get() otherwise.
+   * The kept value for this key, without waiting: undefined when none is kept, a transaction is
+   * open, or the database can only say later whether it changed (PostgreSQL). The same check as
+   * get(): a change anywhere drops everything first. For callers that answer at once when they
+   * can (the token check of every API request) and fall back to get() otherwise.
    */
   peek(key: Key, now = Date.now()): Value | undefined {
-    if (this.check() === null) return undefined;
-    const cached = this.entries.get(key);
-    return cached !== undefined && (cached.until === null || cached.until > now) ? cached.value : undefined;
+    if (!this.changes.sync) return undefined;
+    const version = this.changes.version();
+    if (version === null) return undefined;
+    this.advance(version);
+    return this.fresh(key, now);
   }
 
   /**
    * The value for this key; `load` reads the database on a miss. Nothing is kept while a
-   * transaction is open on this connection, nor when `load` finds nothing (undefined).
+   * transaction is open on this connection (SQLite), nor when `load` finds nothing (undefined).
    */
   async get(key: Key, load: () => Promise<Held<Value> | undefined>, now = Date.now()): Promise<Value | undefined> {
-    const generation = this.check();
-    if (generation === null) return (await load())?.value;
-    const cached = this.entries.get(key);
-    if (cached !== undefined && (cached.until === null || cached.until > now)) return cached.value;
+    const version = this.changes.sync ? this.changes.version() : await this.changes.version();
+    if (version === null) return (await load())?.value;
+    // A look that is older than the newest seen (PostgreSQL's queries may answer out of order)
+    // changes nothing: what is kept is at least as new as what it saw.
+    this.advance(version);
+    const cached = this.fresh(key, now);
+    if (cached !== undefined) return cached;
+    const generation = this.generation;
     const loaded = await load();
-    // Other requests may have run while it loaded: the value is kept only if the database did
-    // not change in the meantime (a second check that drops the cache, or found it dropped, says so).
-    if (loaded === undefined || this.check() !== generation) return loaded?.value;
+    if (loaded === undefined) return undefined;
+    // Other requests may have run while it loaded: the value is kept only if no change was seen
+    // in the meantime (on SQLite, a second look says so at once).
+    if (this.changes.sync) {
+      const after = this.changes.version();
+      if (after === null) return loaded.value;
+      this.advance(after);
+    }
+    if (this.generation !== generation) return loaded.value;
     this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as Key);
     this.entries.set(key, loaded);
@@ -75,24 +147,16 @@ export class ReadCache<Key, Value> {
     return this.entries.size;
   }
 
-  // The generation the cache is valid for, after dropping every entry if the database changed
-  // since the last check; null inside a transaction (the cache is not used then).
-  private check(): number | null {
-    if (this.handle.inTransaction) return null;
-    this.changesProbe ??= this.handle.prepare('SELECT total_changes()').pluck();
-    const commits = this.commits.current();
-    const changes = this.changesProbe.get();
-    if (commits !== this.commitsSeen || changes !== this.changes) {
-      this.entries.clear();
-      this.generation += 1;
-      this.commitsSeen = commits;
-      this.changes = changes;
-    }
-    return this.generation;
+  private fresh(key: Key, now: number): Value | undefined {
+    const cached = this.entries.get(key);
+    return cached !== undefined && (cached.until === null || cached.until > now) ? cached.value : undefined;
   }
-}
 
-/** A cache for this database, or null where it could not honour a change at once (PostgreSQL). */
-export function createReadCache<Key, Value>(db: Db, maxEntries: number): ReadCache<Key, Value> | null {
-  return db.sqlite === null || db.commits === null ? null : new ReadCache<Key, Value>(db.sqlite, db.commits, maxEntries);
+  // Drops every entry when the database has changed since the newest version seen.
+  private advance(version: number): void {
+    if (version <= this.seen) return;
+    this.entries.clear();
+    this.generation += 1;
+    this.seen = version;
+  }
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { CommitWatch } from '../../src/db/commit-watch.js';
-import { ReadCache, type Held } from '../../src/db/read-cache.js';
+import { ReadCache, SqliteChanges, type Held } from '../../src/db/read-cache.js';
 
 // Both ways of seeing another connection's commits: SQLite's WAL-index header (the service's
 // databases), and PRAGMA data_version where there is no WAL index (a rollback-journal file).
@@ -44,7 +44,7 @@ for (const journal of ['wal', 'delete'] as const) describe(`read cache (journal_
   });
   beforeEach(() => {
     own.exec("DELETE FROM t; INSERT INTO t VALUES (1, 'one'), (2, 'two'), (3, 'three')");
-    cache = new ReadCache<number, string>(own, watch, 2);
+    cache = new ReadCache<number, string>(new SqliteChanges(own, watch), 2);
     loads = 0;
   });
 
@@ -163,7 +163,7 @@ for (const journal of ['wal', 'delete'] as const) describe(`read cache (journal_
 describe('read cache: values that hold until a time', () => {
   test('a value is read again once its time has come, and not before', async () => {
     const db = new SQLite(':memory:');
-    const cache = new ReadCache<string, number>(db, new CommitWatch(db, null), 10);
+    const cache = new ReadCache<string, number>(new SqliteChanges(db, new CommitWatch(db, null)), 10);
     let loads = 0;
     const load = async () => ({ value: (loads += 1), until: 1_000 });
     assert.equal(await cache.get('k', load, 500), 1);

@@ -89,7 +89,7 @@ function normalizeDate(value: string | null | undefined): string | null | undefi
 // The serialized answer (and its ETag) of a page of the public list, kept beside the page while
 // the post service keeps that page (db/read-cache.ts: the same frozen object until the database
 // changes), per query string; at most a few query strings per page, so extra parameters cannot
-// grow it. On PostgreSQL every page is new, and the route serializes without keeping anything.
+// grow it.
 const MAX_BODIES_PER_PAGE = 8;
 const listBodies = new WeakMap<object, Map<string, { body: string; etag: string }>>();
 
@@ -148,8 +148,8 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       );
       return { body, etag: weakEtag(body) };
     };
-    // Only pages the service keeps (the public list on SQLite) are worth keeping a body for.
-    if (filter.status !== 'published' || !app.services.posts.keepsPublicPages) return sendSerialized(reply, serialize());
+    // Only pages the service keeps (the public list) are worth keeping a body for.
+    if (filter.status !== 'published') return sendSerialized(reply, serialize());
     let bodies = listBodies.get(page);
     let known = bodies?.get(queryString);
     if (known === undefined) {

@@ -18,7 +18,7 @@ import {
   type PostStatus,
   type PostWithAuthor,
 } from './posts.repository.js';
-import { createReadCache, type Held, type ReadCache } from '../../db/read-cache.js';
+import { ReadCache, type Held } from '../../db/read-cache.js';
 
 export const SLUG_TAKEN = 'The slug has already been taken.';
 
@@ -46,23 +46,19 @@ const publicPageKey = (filter: Omit<ListFilterInput, 'status'>) => `${filter.loc
 export class PostService {
   private readonly published: PublishedListing;
   // Pages of the public list, kept while the database is unchanged and no scheduled post has
-  // come out meanwhile (SQLite; see db/read-cache.ts). At most 256 pages of up to 100 items.
-  private readonly publicPages: ReadCache<string, Page<PostListRow>> | null;
+  // come out meanwhile (db/read-cache.ts). At most 256 pages of up to 100 items.
+  private readonly publicPages: ReadCache<string, Page<PostListRow>>;
 
   constructor(private readonly db: Db) {
     this.published = new PublishedListing(db);
-    this.publicPages = createReadCache(db, 256);
+    this.publicPages = new ReadCache(db.changes, 256);
   }
 
   /**
-   * Whether list() hands out the same (frozen) page object while the database is unchanged, for
-   * the public list: then callers may keep what they derive from a page beside it.
+   * One page of posts of a status and locale, newest first, with the total for the envelope. For
+   * the public list, the same (frozen) page object while the database is unchanged: callers may
+   * keep what they derive from a page beside it.
    */
-  get keepsPublicPages(): boolean {
-    return this.publicPages !== null;
-  }
-
-  /** One page of posts of a status and locale, newest first, with the total for the envelope. */
   async list(filter: ListFilterInput): Promise<Page<PostListRow>> {
     if (filter.status !== 'published') {
       const where = { status: filter.status, locale: filter.locale, now: new Date().toISOString() };
@@ -71,7 +67,6 @@ export class PostService {
       return page(filter, items, total);
     }
     const now = Date.now();
-    if (this.publicPages === null) return (await this.publicPage(filter, now)).value;
     // The load always finds a page (an empty one past the last), so the value is never undefined.
     return (await this.publicPages.get(publicPageKey(filter), () => this.publicPage(filter, now), now))!;
   }
@@ -81,7 +76,7 @@ export class PostService {
    * for changes first, db/read-cache.ts); undefined otherwise, and the caller awaits list().
    */
   keptPublicPage(filter: Omit<ListFilterInput, 'status'>): Page<PostListRow> | undefined {
-    return this.publicPages?.peek(publicPageKey(filter));
+    return this.publicPages.peek(publicPageKey(filter));
   }
 
   // A page of the public list, which holds until the locale's next scheduled post comes out.

@@ -1,7 +1,7 @@
 // Issuing, validating and revoking personal access tokens.
 import type { Config } from '../../config.js';
 import { prepare, type Db, type Prepared } from '../../db/connect.js';
-import { createReadCache, type Held, type ReadCache } from '../../db/read-cache.js';
+import { ReadCache, type Held } from '../../db/read-cache.js';
 import { ABILITIES, parseAbilities, type Ability } from './abilities.js';
 import { effectiveExpiry } from './expiry.js';
 import { digestBytes, generateSecret, hashSecret, parseToken, sameDigest, secretDigest } from './token-string.js';
@@ -68,15 +68,19 @@ type CachedToken = {
   digest: Buffer;
   /** When the token stops working (ms since the epoch), or null. */
   expiresAt: number | null;
-  /** When last_used_at was last written (ms since the epoch), or null. */
+  /**
+   * When last_used_at was last written (ms since the epoch), or null. Moved forward once this
+   * process writes it: that write alone does not drop the PostgreSQL cache (it changes nothing
+   * a lookup answers with), so the kept token must know it is done.
+   */
   lastUsedAt: number | null;
   authenticated: AuthenticatedToken;
 };
 
 export class TokenService {
   private readonly lookup: Prepared<TokenWithUserRow>;
-  // Token lookups kept while the database is unchanged (SQLite; see db/read-cache.ts).
-  private readonly cache: ReadCache<number, CachedToken> | null;
+  // Token lookups kept while the database is unchanged (db/read-cache.ts).
+  private readonly cache: ReadCache<number, CachedToken>;
 
   constructor(
     private readonly db: Db,
@@ -105,7 +109,7 @@ export class TokenService {
       .compile();
     this.lookup = prepare<TokenWithUserRow>(db, 'token_with_user', query);
     // About 1 KiB a token.
-    this.cache = createReadCache<number, CachedToken>(db, 10_000);
+    this.cache = new ReadCache<number, CachedToken>(db.changes, 10_000);
   }
 
   /** Creates a token for the user and returns its plaintext, which is never stored. */
@@ -134,13 +138,13 @@ export class TokenService {
   async authenticate(plaintext: string): Promise<AuthenticatedToken | null> {
     const parsed = parseToken(plaintext, this.config.tokenPrefix);
     if (parsed === null) return null;
-    const found = this.cache === null ? (await this.load(parsed.id))?.value : await this.cache.get(parsed.id, () => this.load(parsed.id));
+    const found = await this.cache.get(parsed.id, () => this.load(parsed.id));
     if (found === undefined) return null;
     const now = Date.now();
     const verdict = this.verdict(found, parsed.secret, now);
     if (verdict === 'touch') {
-      // The write moves the database's change counter, which drops the cache (db/read-cache.ts).
       await this.touch(found.tokenId, now);
+      found.lastUsedAt = now;
       return found.authenticated;
     }
     return verdict;
@@ -154,7 +158,6 @@ export class TokenService {
    * microtask turns of the asynchronous path.
    */
   authenticateKept(plaintext: string): AuthenticatedToken | null | undefined {
-    if (this.cache === null) return undefined;
     const parsed = parseToken(plaintext, this.config.tokenPrefix);
     if (parsed === null) return null;
     const now = Date.now();

@@ -1,0 +1,147 @@
+// PostgreSQL's change counter for the read caches (migration 2026_11_24_000001, PostgresChanges in
+// src/db/read-cache.ts): which writes move it and which do not, once per transaction, visible
+// with the commit and not before; the lookups of one event-loop turn share one query, and a
+// lookup never joins a query that was sent before it asked. On a real PostgreSQL schema.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import type { Db } from '../../src/db/connect.js';
+import { ReadCache } from '../../src/db/read-cache.js';
+import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers.js';
+
+const skip = !onPostgres && 'needs PostgreSQL: run with TEST_DATABASE_URL=postgres://…';
+
+describe('the data_version counter (PostgreSQL)', { skip }, () => {
+  let database: TestDatabase;
+  let db: Db;
+  let userId: number;
+  let tokenId: number;
+
+  const version = async (on: Db = db) => Number((await sql<{ n: string }>`select n from data_version where id = 1`.execute(on.kysely)).rows[0]?.n);
+  /** Whether `write` moved the counter. */
+  const moves = async (write: () => Promise<unknown>) => {
+    const before = await version();
+    await write();
+    return (await version()) !== before;
+  };
+
+  before(async () => {
+    database = await createTestDatabase();
+    db = database.db;
+    const now = new Date().toISOString();
+    userId = (
+      await db.kysely
+        .insertInto('users')
+        .values({ name: 'Counter', email: 'counter@example.com', password: 'x', email_verified_at: null, is_admin: 0, created_at: now, updated_at: now })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
+    tokenId = (
+      await db.kysely
+        .insertInto('personal_access_tokens')
+        .values({ user_id: userId, name: 'phone', token: 'a'.repeat(64), abilities: '["*"]', last_used_at: null, expires_at: null, created_at: now, updated_at: now })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
+  });
+  after(() => database.drop());
+
+  it('moves when a user changes, a token is revoked or changes what authenticates it, or any post changes', async () => {
+    const now = new Date().toISOString();
+    assert.ok(await moves(() => db.kysely.updateTable('users').set({ name: 'Renamed' }).where('id', '=', userId).execute()), 'user update');
+    assert.ok(await moves(() => db.kysely.updateTable('personal_access_tokens').set({ abilities: '["posts:read"]' }).where('id', '=', tokenId).execute()), 'abilities');
+    assert.ok(await moves(() => db.kysely.updateTable('personal_access_tokens').set({ expires_at: now }).where('id', '=', tokenId).execute()), 'expiry');
+    const post = () =>
+      db.kysely
+        .insertInto('posts')
+        .values({ author_id: userId, title: 'T', slug: `t-${Math.random()}`, excerpt: '', body: '', locale: 'en', status: 'draft', published_at: null, created_at: now, updated_at: now })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+    let postId = 0;
+    assert.ok(await moves(async () => (postId = (await post()).id)), 'post insert');
+    assert.ok(await moves(() => db.kysely.updateTable('posts').set({ status: 'published' }).where('id', '=', postId).execute()), 'post update');
+    assert.ok(await moves(() => db.kysely.deleteFrom('posts').where('id', '=', postId).execute()), 'post delete');
+    assert.ok(await moves(() => db.kysely.deleteFrom('personal_access_tokens').where('id', '=', tokenId).execute()), 'token delete');
+  });
+
+  it('does not move for a new token, a new user, or last_used_at alone (nothing kept can depend on them)', async () => {
+    const now = new Date().toISOString();
+    let id = 0;
+    assert.equal(
+      await moves(async () => {
+        id = (
+          await db.kysely
+            .insertInto('personal_access_tokens')
+            .values({ user_id: userId, name: 'new', token: 'b'.repeat(64), abilities: '["*"]', last_used_at: null, expires_at: null, created_at: now, updated_at: now })
+            .returning('id')
+            .executeTakeFirstOrThrow()
+        ).id;
+      }),
+      false,
+      'token insert',
+    );
+    assert.equal(await moves(() => db.kysely.updateTable('personal_access_tokens').set({ last_used_at: now }).where('id', '=', id).execute()), false, 'last_used_at');
+    assert.equal(
+      await moves(() =>
+        db.kysely
+          .insertInto('users')
+          .values({ name: 'New', email: 'new-counter@example.com', password: 'x', email_verified_at: null, is_admin: 0, created_at: now, updated_at: now })
+          .execute(),
+      ),
+      false,
+      'user insert',
+    );
+  });
+
+  it('moves once for a transaction of many rows, and only when it commits', async () => {
+    const other = database.connectAgain();
+    const start = await version();
+    await db.kysely.transaction().execute(async (trx) => {
+      for (let i = 0; i < 5; i += 1) await trx.updateTable('users').set({ name: `Name ${i}` }).where('id', '=', userId).execute();
+      // Not yet visible to another connection: the triggers run at the commit.
+      assert.equal(await version(other), start);
+    });
+    assert.equal(await version(other), start + 1);
+    await assert.rejects(
+      db.kysely.transaction().execute(async (trx) => {
+        await trx.updateTable('users').set({ name: 'Rolled back' }).where('id', '=', userId).execute();
+        throw new Error('roll back');
+      }),
+    );
+    assert.equal(await version(other), start + 1);
+  });
+
+  it('answers every lookup of one event-loop turn with one query, sent after the last of them', async () => {
+    const pool = db.pool!;
+    const sent: string[] = [];
+    const query = pool.query.bind(pool);
+    // Counts the queries the real pool runs; every one still reaches PostgreSQL.
+    pool.query = ((config: { name?: string }, ...rest: unknown[]) => {
+      sent.push(config.name ?? '?');
+      return (query as (...args: unknown[]) => unknown)(config, ...rest);
+    }) as typeof pool.query;
+    try {
+      const cache = new ReadCache<number, string>(db.changes, 10);
+      let loads = 0;
+      const load = async () => ({ value: `v${(loads += 1)}`, until: null });
+      const turn = await Promise.all(Array.from({ length: 20 }, () => cache.get(1, load)));
+      assert.equal(sent.filter((name) => name === 'data_version').length, 1);
+      // All twenty saw the cache empty and loaded; the last value loaded is kept.
+      assert.equal(new Set(turn).size, 20);
+      assert.equal(await cache.get(1, load), 'v20');
+      assert.equal(loads, 20);
+      assert.equal(sent.filter((name) => name === 'data_version').length, 2);
+
+      // A lookup that asks after the turn's query was sent gets a query of its own, which sees a
+      // commit made in between.
+      const first = db.changes.version() as Promise<number>;
+      await new Promise((resolve) => setImmediate(resolve));
+      await db.kysely.updateTable('users').set({ name: 'Between' }).where('id', '=', userId).execute();
+      const second = db.changes.version() as Promise<number>;
+      assert.ok((await second) > (await first));
+      assert.equal(await cache.get(1, load), 'v21', 'the kept value was dropped by the change');
+    } finally {
+      pool.query = query;
+    }
+  });
+});
