@@ -63,26 +63,38 @@ export class SqliteChanges {
   }
 }
 
-/** PostgreSQL: the trigger-kept `data_version` row, read once per event-loop turn for every request that asks in it. */
+/**
+ * PostgreSQL: the trigger-kept `data_version` row. Every request that asks while no query is
+ * waiting to be sent joins the next one; that query is sent at the end of the event-loop turn, or
+ * when the query before it has answered if one is still out. So at most one is out at a time, and
+ * under load each covers every request that arrived while the previous one was out.
+ */
 export class PostgresChanges {
   readonly sync = false;
-  // The query of this turn, not yet sent: a request may join it. One already sent may have been
-  // answered from a snapshot older than the request, so it is never joined.
+  // The next query, not yet sent: a request may join it. One already sent may have been answered
+  // from a snapshot older than the request, so it is never joined.
   private next: Promise<number> | null = null;
-  private readonly send = (resolve: (version: number) => void, reject: (error: unknown) => void) => {
-    setImmediate(() => {
-      this.next = null;
-      this.pool.query<[string]>({ name: 'data_version', text: 'select n from data_version where id = 1', rowMode: 'array' }).then(
-        (result) => resolve(Number(result.rows[0]?.[0])),
-        reject,
-      );
-    });
-  };
+  private out: Promise<unknown> | null = null;
 
   constructor(private readonly pool: pg.Pool) {}
 
   version(): Promise<number> {
-    return (this.next ??= new Promise(this.send));
+    this.next ??= new Promise<number>((resolve, reject) => {
+      const send = () => {
+        this.next = null;
+        const query = this.pool
+          .query<[string]>({ name: 'data_version', text: 'select n from data_version where id = 1', rowMode: 'array' })
+          .then((result) => Number(result.rows[0]?.[0]));
+        const sent = query.then(resolve, reject);
+        this.out = sent;
+        void sent.then(() => {
+          if (this.out === sent) this.out = null;
+        });
+      };
+      if (this.out === null) setImmediate(send);
+      else void this.out.then(send);
+    });
+    return this.next;
   }
 }
 
