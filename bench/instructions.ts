@@ -3,6 +3,8 @@
 // ±15 % from one turn to the next on this shared machine, and with its mood by a factor of two).
 // For comparing two versions of the code, not machines.
 //   npm run build && npx tsx bench/instructions.ts user|posts [requests]
+// With BENCH_DATABASE_URL=postgres://…/name the service runs on a copy of the data in a new
+// PostgreSQL database name_instructions (dropped afterwards).
 //
 // The compiled service (dist/server.js) runs under valgrind on a seeded SQLite file; 6,000
 // requests warm it up (V8 has optimised what it will), then callgrind counts the main thread's
@@ -19,7 +21,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { seedBenchDatabase, serviceEnv } from './seed.js';
+import { copyToPostgres, dropPostgres, seedBenchDatabase, serviceEnv } from './seed.js';
 
 const scenario = process.argv[2] ?? 'user';
 const measured = Number(process.argv[3] ?? 3_000);
@@ -39,6 +41,14 @@ for (const tool of ['valgrind', 'callgrind_control']) {
 
 const dir = mkdtempSync(join(tmpdir(), 'tessera-instructions-'));
 const data = await seedBenchDatabase(join(dir, 'app.db'), { posts: 1_000, tokens: 100 });
+let database = join(dir, 'app.db');
+const postgres = process.env.BENCH_DATABASE_URL;
+if (postgres !== undefined && postgres !== '') {
+  const url = new URL(postgres);
+  url.pathname = `${url.pathname}_instructions`;
+  database = url.toString();
+  await copyToPostgres(join(dir, 'app.db'), database);
+}
 // As in npm run bench: the user with its token, the public list without one.
 const scenarios: Record<string, { path: string; headers: Record<string, string> }> = {
   user: { path: '/api/user', headers: { authorization: `Bearer ${data.token}`, accept: 'application/json' } },
@@ -58,7 +68,7 @@ const child = spawn(
     stdio: 'ignore',
     // No HOST (127.0.0.1 is the default): valgrind names the files callgrind_control finds it
     // by after $HOST, which callgrind_control reads from its own environment.
-    env: { PATH: process.env.PATH ?? '', ...serviceEnv(join(dir, 'app.db'), dir), PORT: String(port) },
+    env: { PATH: process.env.PATH ?? '', ...serviceEnv(database, dir), PORT: String(port) },
   },
 );
 
@@ -137,4 +147,9 @@ try {
   child.kill('SIGKILL');
   if (process.env.KEEP === undefined) rmSync(dir, { recursive: true, force: true });
   else console.log(`kept ${dir}`);
+  // Once the service is gone (a database in use cannot be dropped).
+  if (database.startsWith('postgres')) {
+    if (child.exitCode === null && child.signalCode === null) await new Promise((resolve) => child.once('exit', resolve));
+    await dropPostgres(database);
+  }
 }

@@ -1,16 +1,19 @@
-// `npm run bench`: seeds SQLite databases, starts the service (bench/server.ts) and a bare
-// node:http server (bench/bare.ts) as child processes, loads them in turn on loopback and prints
-// requests/s, p50/p99 and each ratio against the targets of issue 2. The two sides of a ratio are
+// `npm run bench`: seeds SQLite databases (and, given BENCH_DATABASE_URL=postgres://…/name, copies
+// them into new PostgreSQL databases name_small and name_large, dropped at the end), starts the
+// service (bench/server.ts) and a bare node:http server (bench/bare.ts) as child processes, loads
+// them in turn on loopback and prints requests/s, p50/p99 and each ratio against its target, a
+// table per database; then GET /api/user with two worker processes against one. The two sides of a ratio are
 // measured alternately, REPEATS times each, each side in two processes, and the best turn of each
 // side counts: drift and other work on the machine then weigh on both sides alike. `--quick` (or
 // BENCH_QUICK=1) shortens every phase for a smoke run; the full run takes about five minutes.
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { load, loadTool, type LoadResult, type Request } from './load.js';
-import { BENCH_EMAIL, BENCH_PASSWORD, seedBenchDatabase, serviceEnv, type BenchData } from './seed.js';
+import { BENCH_EMAIL, BENCH_PASSWORD, copyToPostgres, dropPostgres, seedBenchDatabase, serviceEnv, type BenchData } from './seed.js';
 import type { ParentMessage, ServerMessage } from './server.js';
 
 const quick = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
@@ -30,6 +33,8 @@ const LOGIN_CONNECTIONS = 8;
 
 const dir = mkdtempSync(join(tmpdir(), 'tessera-bench-'));
 const children = new Set<ChildProcess>();
+/** PostgreSQL databases made for this run, dropped at its end. */
+const postgresDatabases: string[] = [];
 
 type Child = { process: ChildProcess; origin: string };
 
@@ -62,10 +67,74 @@ function startService(database: string): Promise<Child> {
   return start('./server.ts', serviceEnv(database, dir));
 }
 
-/** CPU seconds (user + system, every thread) the process has used so far. */
+/** CPU seconds (user + system, every thread) the process and its child processes (workers) have used so far. */
 function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  const own = (id: number) => {
+    try {
+      const fields = readFileSync(`/proc/${id}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      return 0;
+    }
+  };
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number);
+  } catch {
+    // No such process any more.
+  }
+  return own(pid) + children.reduce((sum, child) => sum + own(child), 0);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+/**
+ * The service as `npm start` runs it (src/server.ts) with WEB_CONCURRENCY worker processes on
+ * one port; ready once /up answers. Several workers need a shared limit store (the limits
+ * themselves are off, as everywhere in the bench).
+ */
+async function startWorkers(database: string, workers: number): Promise<Child> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('../src/server.ts', import.meta.url).pathname], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { PATH: process.env.PATH ?? '', ...serviceEnv(database, dir), HOST: '127.0.0.1', PORT: String(port), WEB_CONCURRENCY: String(workers), RATE_LIMIT_STORE: 'database' },
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  const origin = `http://127.0.0.1:${port}`;
+  for (let tries = 0; tries < 300; tries += 1) {
+    if (child.exitCode !== null) throw new Error(`the service with ${workers} workers exited with ${child.exitCode} before it was ready`);
+    const up = await fetch(`${origin}/up`).then((response) => response.ok, () => false);
+    if (up) return { process: child, origin };
+    await sleep(100);
+  }
+  throw new Error(`the service with ${workers} workers did not answer /up within 30 s`);
+}
+
+/** GET /api/user with two worker processes against one (WEB_CONCURRENCY), on SQLite. */
+async function benchWorkers(database: string, data: BenchData): Promise<{ rows: Row[]; all: LoadResult[] }> {
+  console.log('\n## Worker processes (SQLite)');
+  const one = await startWorkers(database, 1);
+  const two = await startWorkers(database, 2);
+  const [single, double] = await compare(
+    { label: 'GET /api/user, WEB_CONCURRENCY=1', targets: [one], requests: userRequest(data) },
+    { label: 'GET /api/user, WEB_CONCURRENCY=2', targets: [two], requests: userRequest(data) },
+  );
+  await stop(one);
+  await stop(two);
+  return {
+    rows: [{ scenario: 'GET /api/user with 2 workers', measured: double, against: '1 worker', ratio: double.rps / single.rps, target: 1.4, higherIsBetter: true }],
+    all: [single, double],
+  };
 }
 
 function rssMiB(pid: number): number {
@@ -138,42 +207,34 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 type Row = { scenario: string; measured: LoadResult | number; against: string; ratio: number; target: number; higherIsBetter: boolean };
 
-async function main(): Promise<void> {
-  const started = Date.now();
-  const cpu = cpus()[0]?.model ?? 'unknown CPU';
-  console.log(`Tessera benchmark — ${quick ? 'quick' : 'full'} run, ${cpus().length} cores (${cpu}), Node ${process.version}, load by ${loadTool}`);
-  console.log(
-    `Each ratio: both sides warmed up ${WARMUP} s, then measured alternately ${REPEATS}× ${TURN_SECONDS} s each, in the order A B, B A…, each side in two processes (best turn counts), ${CONNECTIONS} connections on 127.0.0.1.`,
-  );
-  // Other work on the machine lowers every figure; the load average says how quiet it was.
-  console.log(`Load average before the run: ${loadavg().map((n) => n.toFixed(2)).join(', ')}\n`);
+const userRequest = (data: BenchData): Request[] => [{ path: '/api/user', headers: { authorization: `Bearer ${data.token}`, accept: 'application/json' } }];
+const postsRequest: Request[] = [{ path: '/api/posts', headers: { accept: 'application/json' } }];
+const loginRequest: Request[] = [
+  {
+    method: 'POST',
+    path: '/api/tokens',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ email: BENCH_EMAIL, password: BENCH_PASSWORD, device_name: 'bench' }),
+  },
+];
 
-  log('seeding: 1,000 posts and 100 tokens; 100,000 posts and 100,000 tokens…');
-  const small = await seedBenchDatabase(join(dir, 'small.db'), { posts: 1_000, tokens: 100 });
-  const large = await seedBenchDatabase(join(dir, 'large.db'), { posts: 100_000, tokens: 100_000 });
+/**
+ * Where the service under measurement finds its data: each data set twice, one for each of its
+ * two processes (on SQLite a copy of the file, so neither's writes — last_used_at — empty the
+ * other's read caches; on PostgreSQL one database, where such a write drops nothing).
+ */
+type Target = { name: string; small: [string, string]; large: [string, string] };
 
-  const userRequest = (data: BenchData): Request[] => [{ path: '/api/user', headers: { authorization: `Bearer ${data.token}`, accept: 'application/json' } }];
-  const postsRequest: Request[] = [{ path: '/api/posts', headers: { accept: 'application/json' } }];
-  const loginRequest: Request[] = [
-    {
-      method: 'POST',
-      path: '/api/tokens',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ email: BENCH_EMAIL, password: BENCH_PASSWORD, device_name: 'bench' }),
-    },
-  ];
+/** Every scenario on one database; the rows of its table and every measurement. */
+async function benchDatabase(target: Target, small: BenchData, large: BenchData): Promise<{ rows: Row[]; all: LoadResult[] }> {
   const rows: Row[] = [];
 
-  // --- the service on both databases, and the bare server with the service's own bytes ---
-  // Two processes a database, started in opposite orders (see compare).
-  const service = await startService(join(dir, 'small.db'));
-  const largeService = await startService(join(dir, 'large.db'));
-  // The second of each on a copy of the file, so neither's writes (last_used_at) empty the
-  // other's read caches.
-  copyFileSync(join(dir, 'small.db'), join(dir, 'small-2.db'));
-  copyFileSync(join(dir, 'large.db'), join(dir, 'large-2.db'));
-  const largeService2 = await startService(join(dir, 'large-2.db'));
-  const service2 = await startService(join(dir, 'small-2.db'));
+  // --- the service on both data sets, and the bare server with the service's own bytes ---
+  // Two processes a data set, started in opposite orders (see compare).
+  const service = await startService(target.small[0]);
+  const largeService = await startService(target.large[0]);
+  const largeService2 = await startService(target.large[1]);
+  const service2 = await startService(target.small[1]);
   const services = [service, service2];
   const largeServices = [largeService, largeService2];
   const userBody = await capture(service.origin, userRequest(small)[0]!);
@@ -197,7 +258,9 @@ async function main(): Promise<void> {
     { label: 'GET /api/posts, 15 items (1,000 posts)', targets: services, requests: postsRequest },
   );
   for (const bare of bares) await stop(bare);
-  rows.push({ scenario: 'GET /api/user with a valid token', measured: user, against: 'bare node:http', ratio: user.rps / bareUser.rps, target: 0.5, higherIsBetter: true });
+  // One round trip a request would cap PostgreSQL far lower; its target is lower too.
+  const userTarget = target.name === 'PostgreSQL' ? 0.3 : 0.5;
+  rows.push({ scenario: 'GET /api/user with a valid token', measured: user, against: 'bare node:http', ratio: user.rps / bareUser.rps, target: userTarget, higherIsBetter: true });
   rows.push({ scenario: 'GET /api/posts, 15 items', measured: posts, against: 'bare node:http', ratio: posts.rps / barePosts.rps, target: 0.3, higherIsBetter: true });
 
   const [postsSmall, postsLarge] = await compare(
@@ -237,7 +300,7 @@ async function main(): Promise<void> {
   await stop(service);
 
   // --- resident memory under a steady mixed load, on a fresh process ---
-  const steady = await startService(join(dir, 'small.db'));
+  const steady = await startService(target.small[0]);
   const mixed: Request[] = [
     ...userRequest(small),
     ...postsRequest,
@@ -255,10 +318,52 @@ async function main(): Promise<void> {
   log(`mixed load for ${second} s: ${fmt(steadyResult.rps)} req/s${problems(steadyResult)}; RSS ${rssFirst.toFixed(1)} MiB at ${first} s, ${rssSecond.toFixed(1)} MiB at ${second} s`);
   await stop(steady);
   rows.push({ scenario: `RSS after ${second} s of load`, measured: rssSecond, against: `after ${first} s (${rssFirst.toFixed(1)} MiB)`, ratio: rssSecond / rssFirst, target: 1.1, higherIsBetter: false });
-
-  printTable(rows);
   const all = [bareUser, user, barePosts, posts, postsSmall, postsLarge, userSmall, userLarge, logins, userAlone, userDuringFlood, steadyResult];
-  const errors = all.reduce((n, r) => n + r.errors + r.non2xx, 0);
+  return { rows, all };
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  console.log(`Tessera benchmark — ${quick ? 'quick' : 'full'} run, ${cpus().length} cores (${cpu}), Node ${process.version}, load by ${loadTool}`);
+  console.log(
+    `Each ratio: both sides warmed up ${WARMUP} s, then measured alternately ${REPEATS}× ${TURN_SECONDS} s each, in the order A B, B A…, each side in two processes (best turn counts), ${CONNECTIONS} connections on 127.0.0.1.`,
+  );
+  // Other work on the machine lowers every figure; the load average says how quiet it was.
+  console.log(`Load average before the run: ${loadavg().map((n) => n.toFixed(2)).join(', ')}\n`);
+
+  log('seeding: 1,000 posts and 100 tokens; 100,000 posts and 100,000 tokens…');
+  const small = await seedBenchDatabase(join(dir, 'small.db'), { posts: 1_000, tokens: 100 });
+  const large = await seedBenchDatabase(join(dir, 'large.db'), { posts: 100_000, tokens: 100_000 });
+  const targets: Target[] = [];
+  copyFileSync(join(dir, 'small.db'), join(dir, 'small-2.db'));
+  copyFileSync(join(dir, 'large.db'), join(dir, 'large-2.db'));
+  targets.push({ name: 'SQLite', small: [join(dir, 'small.db'), join(dir, 'small-2.db')], large: [join(dir, 'large.db'), join(dir, 'large-2.db')] });
+  const postgres = process.env.BENCH_DATABASE_URL;
+  if (postgres !== undefined && postgres !== '') {
+    const named = (suffix: string) => {
+      const url = new URL(postgres);
+      url.pathname = `${url.pathname}_${suffix}`;
+      return url.toString();
+    };
+    const [pgSmall, pgLarge] = [named('small'), named('large')];
+    log(`copying both data sets into PostgreSQL (${new URL(pgSmall).pathname.slice(1)}, ${new URL(pgLarge).pathname.slice(1)})…`);
+    await copyToPostgres(join(dir, 'small.db'), pgSmall);
+    await copyToPostgres(join(dir, 'large.db'), pgLarge);
+    postgresDatabases.push(pgSmall, pgLarge);
+    targets.push({ name: 'PostgreSQL', small: [pgSmall, pgSmall], large: [pgLarge, pgLarge] });
+  }
+
+  let errors = 0;
+  for (const target of targets) {
+    console.log(`\n## ${target.name}`);
+    const { rows, all } = await benchDatabase(target, small, large);
+    printTable(rows);
+    errors += all.reduce((n, r) => n + r.errors + r.non2xx, 0);
+  }
+  const workers = await benchWorkers(join(dir, 'small-2.db'), small);
+  printTable(workers.rows);
+  errors += workers.all.reduce((n, r) => n + r.errors + r.non2xx, 0);
   if (errors > 0) console.log(`\nWARNING: ${errors} requests failed or were not 2xx; the figures above are not trustworthy.`);
   console.log(`\nTotal time ${((Date.now() - started) / 1000).toFixed(0)} s; load average after: ${loadavg().map((n) => n.toFixed(2)).join(', ')}.`);
 }
@@ -280,19 +385,19 @@ function printTable(rows: Row[]): void {
   for (const line of lines) console.log(format(line));
 }
 
-const cleanup = () => {
+const cleanup = async () => {
   for (const child of children) child.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });
+  for (const url of postgresDatabases) await dropPostgres(url).catch(() => {});
 };
 process.on('SIGINT', () => {
-  cleanup();
-  process.exit(130);
+  void cleanup().then(() => process.exit(130));
 });
 main().then(
   () => cleanup(),
-  (error: unknown) => {
+  async (error: unknown) => {
     console.error(error);
-    cleanup();
+    await cleanup();
     process.exitCode = 1;
   },
 );

@@ -1,6 +1,9 @@
 // Bench data, written straight into a migrated SQLite file with better-sqlite3 in one
 // transaction per table: 100,000 posts and tokens in seconds rather than minutes of service calls.
+// For PostgreSQL the same rows are then copied into a new database (copyToPostgres).
 import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
+import pg from 'pg';
 import { connect } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrator.js';
 import { hashPassword } from '../src/modules/passwords/hasher.js';
@@ -9,13 +12,14 @@ import { generateSecret, hashSecret } from '../src/modules/tokens/token-string.j
 
 /**
  * The environment of a service under measurement (npm run bench, bench/profile.ts,
- * bench/instructions.ts): production settings on a SQLite file, one log line a request.
+ * bench/instructions.ts): production settings on a database (a SQLite file's path, or a
+ * postgres:// URL), one log line a request.
  */
 export function serviceEnv(database: string, dataDir: string): Record<string, string> {
   return {
     NODE_ENV: 'production',
     APP_KEY: generateAppKey(),
-    DATABASE_URL: `sqlite:${database}`,
+    DATABASE_URL: database.startsWith('postgres') ? database : `sqlite:${database}`,
     DATA_DIR: dataDir,
     LOG_LEVEL: 'info',
     // The rate limits would answer 429 long before the service is saturated: a benchmark
@@ -89,4 +93,53 @@ export async function seedBenchDatabase(path: string, counts: { posts: number; t
   sqlite.exec('analyze');
   sqlite.close();
   return { token, posts: counts.posts, tokens: counts.tokens };
+}
+
+/**
+ * A new PostgreSQL database at `url` (dropped first if it exists), migrated, with the users,
+ * tokens and posts of the SQLite file at `sqlitePath`, ids included.
+ */
+export async function copyToPostgres(sqlitePath: string, url: string): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`BENCH_DATABASE_URL: a plain database name is needed, got "${name}"`);
+  const server = new URL(url);
+  server.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: server.toString() });
+  await admin.connect();
+  await admin.query(`drop database if exists ${name} with (force)`);
+  await admin.query(`create database ${name}`);
+  await admin.end();
+
+  const db = connect(url, { requestTimeouts: false });
+  await migrateToLatest(db);
+  const source = new SQLite(sqlitePath, { readonly: true });
+  try {
+    for (const table of ['users', 'personal_access_tokens', 'posts'] as const) {
+      const rows = source.prepare(`select * from ${table} order by id`).all() as Record<string, unknown>[];
+      for (let at = 0; at < rows.length; at += 2_000) {
+        await db.kysely
+          .insertInto(table)
+          .values(rows.slice(at, at + 2_000) as never)
+          .execute();
+      }
+      // The ids were copied: the next one the service makes follows them.
+      await sql`select setval(pg_get_serial_sequence(${table}, 'id'), (select max(id) from ${sql.table(table)}))`.execute(db.kysely);
+    }
+    await sql`analyze`.execute(db.kysely);
+  } finally {
+    source.close();
+    await db.close();
+  }
+}
+
+/** Drops a database copyToPostgres made. */
+export async function dropPostgres(url: string): Promise<void> {
+  const server = new URL(url);
+  const name = decodeURIComponent(server.pathname.slice(1));
+  server.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: server.toString() });
+  await admin.connect();
+  await admin.query(`drop database if exists ${name} with (force)`);
+  await admin.end();
 }
