@@ -1,10 +1,19 @@
-// GET /up: 200 when the service and its database answer, 503 otherwise (for load balancers).
+// GET /up, for load balancers and monitoring: 503 when the database does not answer, else 200;
+// the body also says whether the rate-limit store (RATE_LIMIT_STORE) answers.
 import type { FastifyInstance } from 'fastify';
 import { ping } from '../db/connect.js';
+import { limitStoreState } from '../modules/rate-limit/store-state.js';
 
 export async function healthRoutes(app: FastifyInstance): Promise<void> {
+  const { rateLimitStore } = app.config;
   app.get('/up', { config: { auth: 'public' } }, async (_request, reply) => {
-    const database = await ping(app.db);
-    return reply.code(database ? 200 : 503).send({ status: database ? 'ok' : 'unavailable', database });
+    const [database, store] = await Promise.all([ping(app.db), limitStoreState(rateLimitStore, { redis: app.services.redis, db: app.db })]);
+    // A store that fails is 200 "degraded", not 503. Every instance shares that store, so a 503
+    // would take them all out of the load balancer at once, turning a Redis outage into a full
+    // one, while each still answers safely: the API request limit lets requests through, and the
+    // password and token-issue limits count in the process's own memory until the store is back.
+    // Monitoring alerts on "degraded"; only the database, without which nothing works, is a 503.
+    const status = !database ? 'unavailable' : store.ok ? 'ok' : 'degraded';
+    return reply.code(database ? 200 : 503).send({ status, database, rate_limit_store: store });
   });
 }

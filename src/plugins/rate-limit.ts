@@ -2,22 +2,26 @@
 // - every /api route: API_RATE_LIMIT requests a minute per token (the id part of a well-formed
 //   `Bearer <id>|…`, never the secret) or, without one, per client IP;
 // - POST /api/tokens also: LOGIN_RATE_LIMIT attempts a minute per email + IP, checked before the
-//   password is, so a 429 costs no argon2 work and tells nothing about the password.
+//   password is, so a 429 costs no argon2 work and tells nothing about the password. It counts
+//   through the account throttle (modules/throttle), as /login does.
 // Answers are Laravel's: X-RateLimit-Limit/Remaining on every limited response; a 429 adds
 // Retry-After (seconds) and X-RateLimit-Reset (Unix time), with the envelope "Too Many Attempts.".
 // Counters live in memory (one process), Redis or the database (shared by every instance).
-import { createHmac } from 'node:crypto';
+// When Redis or the database fails, the request limit lets requests through, except on the
+// routes that check a password, which keep counting in this process (see below).
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { DatabaseRateLimitStore } from '../modules/rate-limit/database-store.js';
-import { rateLimitNamespace } from '../modules/rate-limit/redis.js';
+import { connectedOnce, rateLimitNamespace } from '../modules/rate-limit/redis.js';
 import { AppError } from '../modules/shared/errors.js';
-import { deriveKey } from '../modules/shared/keys.js';
 import { throttleEmail } from '../modules/throttle/throttle.js';
 
 const WINDOW_MS = 60_000;
 export const TOO_MANY_ATTEMPTS = 'Too Many Attempts.';
+
+// The routes whose handler checks a password (a sign-in, the current password of a change).
+const CREDENTIAL_ROUTES = new Set(['POST /api/tokens', 'PUT /api/user/password']);
 
 // `Bearer <id>|<secret>`: only the id is read. The scheme is matched as the API guard does.
 const BEARER_ID = /^Bearer ([1-9][0-9]{0,9})\|\S+$/;
@@ -56,15 +60,14 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
   if (config.apiRateLimit === 0 && config.loginRateLimit === 0) return;
 
   // Deployments sharing a Redis keep apart by their APP_KEY; instances of one deployment share it.
-  // Keys of their own, derived from APP_KEY (one key per purpose).
-  const bucketKey = deriveKey(config.appKey, 'rate-limit');
   const nameSpace = rateLimitNamespace(config.appKey);
   // The services' client (one connection per process, shared with the account throttles), which
   // the app disconnects on close. Connected here at start so that an absent Redis is said at once.
   const redis = app.services.redis;
-  if (redis !== null && redis.status === 'wait') {
-    await redis.connect().catch((error: unknown) => app.log.warn({ err: error }, 'rate limit store: Redis unreachable'));
+  if (redis !== null) {
+    await connectedOnce(redis).catch((error: unknown) => app.log.warn({ err: error }, 'rate limit store: Redis unreachable'));
   }
+  const { throttle } = app.services;
   const db = app.db;
   const store = config.rateLimitStore === 'database' ? class extends DatabaseRateLimitStore {
     constructor() {
@@ -83,8 +86,8 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
     ...(store === undefined ? {} : { store }),
   });
 
-  // A store that fails (Redis or the database away) lets the request through: the limits protect
-  // the service, they must not take it down. One warning a minute says so.
+  // A store that fails (Redis or the database away) lets the request through: the request limit
+  // protects the service's capacity, it must not take the service down. One warning a minute says so.
   let lastWarning = 0;
   const allowed: Check = { isAllowed: true, key: '' };
   const storeFailed = (request: FastifyRequest, error: unknown): Check => {
@@ -99,39 +102,46 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
     (request) =>
       limiter(request).catch((error: unknown) => storeFailed(request, error));
 
-  const api = guarded(app.createRateLimit());
+  // On a route that checks a password, letting requests through would give whoever can knock
+  // Redis over unlimited guesses (a credential-stuffing run from one IP meets no per-email limit).
+  // There the request limit counts through the account throttle instead, whose store falls back
+  // to this process's memory (modules/throttle/fallback-store.ts, which also logs the one warning
+  // a minute): still limited, per instance, until the shared store answers again.
+  const counted =
+    (limiter: Limiter): Limiter =>
+    (request) =>
+      limiter(request).catch(async (): Promise<Check> => {
+        const key = apiBucket(request);
+        const { hits, resetAt } = await throttle.hit(`api|${key}`, WINDOW_MS / 1000);
+        const max = config.apiRateLimit;
+        const ttl = Math.max(0, resetAt - Date.now());
+        const remaining = Math.max(0, max - hits);
+        return { isAllowed: false, key, max, timeWindow: WINDOW_MS, remaining, ttl, ttlInSeconds: Math.ceil(ttl / 1000), isExceeded: hits > max, isBanned: false };
+      });
+
+  const requests = app.createRateLimit();
   // Failed token authentications, per IP. Without it a client could send made-up token ids,
   // each with a fresh bucket, and never meet the per-IP limit.
   const badTokens = guarded(app.createRateLimit({ max: config.apiRateLimit, timeWindow: WINDOW_MS, keyGenerator: (request) => `bad-token:${clientIp(request)}` }));
   const blockedUntil = new Map<string, number>();
-  const login = guarded(
-    app.createRateLimit({
-      max: config.loginRateLimit,
-      timeWindow: WINDOW_MS,
-      keyGenerator: (request) => {
-        const email = (request.body as { email?: unknown } | undefined)?.email;
-        // Normalized as /login does (case, look-alike forms), and keyed through an HMAC: the
-        // store never holds who tried to log in.
-        const address = typeof email === 'string' ? throttleEmail(email) : '';
-        const who = createHmac('sha256', bucketKey).update(`${address}|${clientIp(request)}`).digest('hex');
-        return `login:${who}`;
-      },
-    }),
-  );
 
   // The hot path: callback-style hooks, one store call, no work beyond it for allowed requests.
-  const apiLimit: onRequestHookHandler = (request, reply, done) => {
-    api(request).then((check) => {
-      if (check.isAllowed) return done();
-      if (check.isExceeded) return done(tooManyAttempts(check.max, check.ttlInSeconds));
-      if (blockedUntil.size > 0 && check.key.startsWith('token:')) {
-        const until = blockedUntil.get(clientIp(request));
-        if (until !== undefined && until > Date.now()) return done(tooManyAttempts(check.max, Math.ceil((until - Date.now()) / 1000)));
-      }
-      void reply.header('x-ratelimit-limit', check.max).header('x-ratelimit-remaining', check.remaining);
-      done();
-    }, done);
-  };
+  const limitHook =
+    (api: Limiter): onRequestHookHandler =>
+    (request, reply, done) => {
+      api(request).then((check) => {
+        if (check.isAllowed) return done();
+        if (check.isExceeded) return done(tooManyAttempts(check.max, check.ttlInSeconds));
+        if (blockedUntil.size > 0 && check.key.startsWith('token:')) {
+          const until = blockedUntil.get(clientIp(request));
+          if (until !== undefined && until > Date.now()) return done(tooManyAttempts(check.max, Math.ceil((until - Date.now()) / 1000)));
+        }
+        void reply.header('x-ratelimit-limit', check.max).header('x-ratelimit-remaining', check.remaining);
+        done();
+      }, done);
+    };
+  const apiLimit = limitHook(guarded(requests));
+  const credentialApiLimit = limitHook(counted(requests));
 
   // Counted before the 401 is sent, so the next request already sees it (only refused tokens pay).
   const chargeBadToken = async (request: FastifyRequest): Promise<void> => {
@@ -148,16 +158,22 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
     chargeBadToken(request).then(() => done(null, payload), () => done(null, payload));
   };
 
+  // Per email + IP, through the account throttle: shared by every instance with a shared store,
+  // counted in this process's memory while that store fails, never switched off.
   const loginLimit: preHandlerAsyncHookHandler = async (request) => {
-    const check = await login(request);
-    if (!check.isAllowed && check.isExceeded) throw tooManyAttempts(check.max, check.ttlInSeconds);
+    const email = (request.body as { email?: unknown } | undefined)?.email;
+    // Normalized as /login does (case, look-alike forms); a shared store keeps only an HMAC of the key.
+    const address = typeof email === 'string' ? throttleEmail(email) : '';
+    const state = await throttle.attempt(`api-login|${address}|${clientIp(request)}`, config.loginRateLimit, WINDOW_MS / 1000);
+    if (state.limited) throw tooManyAttempts(config.loginRateLimit, state.retryAfterSeconds);
   };
 
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith('/api/') && route.url !== '/api') return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (config.apiRateLimit > 0) {
-      addRouteHook(route as unknown as Record<string, unknown>, 'onRequest', apiLimit);
+      const credential = methods.some((method) => CREDENTIAL_ROUTES.has(`${method} ${route.url}`));
+      addRouteHook(route as unknown as Record<string, unknown>, 'onRequest', credential ? credentialApiLimit : apiLimit);
       addRouteHook(route as unknown as Record<string, unknown>, 'onSend', onRefusedToken);
     }
     if (config.loginRateLimit > 0 && route.url === '/api/tokens' && methods.includes('POST')) {

@@ -7,12 +7,13 @@ import { buildTestApp, createTestDatabase, testConfig, type TestApp } from '../h
 import { insertPost } from './support.js';
 
 describe('GET /up', () => {
-  it('answers 200 JSON while the database answers', async () => {
+  it('answers 200 JSON while the database answers, and says the rate-limit store is memory', async () => {
     const t = await buildTestApp();
     try {
       const response = await t.app.inject({ url: '/up' });
       assert.equal(response.statusCode, 200);
       assert.match(String(response.headers['content-type']), /^application\/json/);
+      assert.deepEqual(response.json(), { status: 'ok', database: true, rate_limit_store: { kind: 'memory', ok: true } });
     } finally {
       await t.close();
     }
@@ -27,6 +28,7 @@ describe('GET /up', () => {
       const down = await app.inject({ url: '/up' });
       assert.equal(down.statusCode, 503);
       assert.match(String(down.headers['content-type']), /^application\/json/);
+      assert.deepEqual(down.json(), { status: 'unavailable', database: false, rate_limit_store: { kind: 'memory', ok: true } });
       const again = await app.inject({ url: '/up' });
       assert.equal(again.statusCode, 503);
       const api = await app.inject({ url: '/api/settings' });

@@ -1,4 +1,5 @@
-// What the account throttles do when their shared store (Redis or the database) fails.
+// What the account throttles (and the API's password limits, which count through them) do when
+// their shared store (Redis or the database) fails.
 import { MemoryThrottleStore, type Bucket, type ThrottleStore } from './throttle.js';
 
 export type ThrottleLogger = { warn(details: object, message: string): void };
@@ -9,10 +10,11 @@ const WARN_EVERY_MS = 60_000;
  * A shared store that falls back, call by call, to a store in this process's memory.
  *
  * The decision, and why: a failing shared store must neither fail the request nor stop the
- * throttling. The API's rate limits let requests through when their store fails (they protect
- * the service's capacity); these throttles protect passwords, and letting every attempt through
- * would give an attacker who can knock Redis over unlimited guesses. Refusing every login would
- * lock every user out for as long as Redis or the database is away. So each failed call is
+ * throttling. The API's request limit lets requests through when its store fails (it protects
+ * the service's capacity); these throttles protect passwords (the site's and the panel's logins,
+ * POST /api/tokens, the API's password change), and letting every attempt through would give an
+ * attacker who can knock Redis over unlimited guesses. Refusing every login would lock every
+ * user out for as long as Redis or the database is away. So each failed call is
  * answered from this process's own counts instead: still limited, only per instance (N instances
  * give N times the guesses, as the memory store always did) until the shared store answers again.
  * Counts made meanwhile stay in this process; the shared counts resume where they were. One

@@ -1,6 +1,7 @@
 // Throttle counts in Redis (RATE_LIMIT_STORE=redis), shared by every instance of a deployment:
 // keys under the deployment's namespace (rateLimitNamespace), windows kept by Redis's expiry.
 import type { Redis } from 'ioredis';
+import { connectedOnce } from '../rate-limit/redis.js';
 import { sharedBucketName, type Bucket, type ThrottleStore } from './throttle.js';
 
 // One script, so one atomic step: INCR counts (a missing key starts at 1), and a key without an
@@ -30,8 +31,6 @@ export type RedisThrottleOptions = {
 };
 
 export class RedisThrottleStore implements ThrottleStore {
-  private connecting: Promise<void> | null = null;
-
   /** `redis` is made by createRedisClient (lazy, no offline queue); its owner disconnects it. */
   constructor(
     private readonly redis: Redis,
@@ -39,37 +38,25 @@ export class RedisThrottleStore implements ThrottleStore {
   ) {}
 
   async hit(key: string, decayMs: number, now: number): Promise<Bucket> {
-    await this.ready();
+    await connectedOnce(this.redis);
     const [hits, ttl] = parsePair(await this.redis.eval(HIT, 1, this.name(key), Math.max(1, Math.round(decayMs))));
     if (hits === null) throw new Error('throttle script returned nothing');
     return { hits, resetAt: now + ttl };
   }
 
   async get(key: string, now: number): Promise<Bucket | null> {
-    await this.ready();
+    await connectedOnce(this.redis);
     const [hits, ttl] = parsePair(await this.redis.eval(GET, 1, this.name(key)));
     return hits === null ? null : { hits, resetAt: now + ttl };
   }
 
   async clear(key: string): Promise<void> {
-    await this.ready();
+    await connectedOnce(this.redis);
     await this.redis.del(this.name(key));
   }
 
   private name(key: string): string {
     return `${this.options.namespace}${sharedBucketName(this.options.secret, key)}`;
-  }
-
-  // Without an offline queue a command sent before the connection is up fails at once, so the
-  // first one (and any sent meanwhile) waits for the connection that it starts. Later, with Redis
-  // away, commands fail at once while ioredis reconnects in the background.
-  private async ready(): Promise<void> {
-    if (this.redis.status === 'wait') {
-      this.connecting = this.redis.connect().finally(() => {
-        this.connecting = null;
-      });
-    }
-    if (this.connecting !== null) await this.connecting;
   }
 }
 

@@ -97,9 +97,9 @@ export class Throttle {
     return { limited: true, retryAfterSeconds: Math.max(1, Math.ceil((bucket.resetAt - now) / 1000)) };
   }
 
-  /** Counts one attempt; the window opens at the first one and lasts `decaySeconds`. */
-  async hit(key: string, decaySeconds: number): Promise<void> {
-    await this.store.hit(key, decaySeconds * 1000, this.clock());
+  /** Counts one attempt and returns the window; it opens at the first one and lasts `decaySeconds`. */
+  hit(key: string, decaySeconds: number): Promise<Bucket> {
+    return this.store.hit(key, decaySeconds * 1000, this.clock());
   }
 
   async clear(key: string): Promise<void> {

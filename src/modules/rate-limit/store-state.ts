@@ -1,0 +1,28 @@
+// Whether the store RATE_LIMIT_STORE names answers right now, for GET /up. Asked of the store
+// itself each time (a Redis PING, a read of the rate_limits table), not inferred from the last
+// request's luck, so a probe after the store came back says so at once.
+import type { Redis } from 'ioredis';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/connect.js';
+import { connectedOnce } from './redis.js';
+
+export type LimitStoreState = { kind: Config['rateLimitStore']; ok: boolean };
+
+/** The state of the limits' store: memory always answers; Redis and the database are asked. */
+export async function limitStoreState(kind: Config['rateLimitStore'], stores: { redis: Redis | null; db: Db }): Promise<LimitStoreState> {
+  if (kind === 'memory') return { kind, ok: true };
+  try {
+    if (kind === 'redis') {
+      if (stores.redis === null) return { kind, ok: false };
+      await connectedOnce(stores.redis);
+      await stores.redis.ping();
+    } else {
+      // The table itself, not only the connection: a missing or unreadable table fails the
+      // limits as surely as a closed database.
+      await stores.db.kysely.selectFrom('rate_limits').select('bucket').limit(1).execute();
+    }
+    return { kind, ok: true };
+  } catch {
+    return { kind, ok: false };
+  }
+}
