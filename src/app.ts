@@ -89,8 +89,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   app.setValidatorCompiler(validatorCompiler);
 
-  // JSON bodies: an empty body is "no body" (clients often send the header on DELETE), and
-  // __proto__/constructor keys are refused rather than merged into objects.
+  // JSON bodies: an empty body is "no body" (clients often send the header on DELETE), and the
+  // two prototype-pollution shapes, a `__proto__` key anywhere and a `constructor` holding a
+  // `prototype`, are a 400, so no later merge can turn them into an attack. Any other key named
+  // like a member of Object.prototype (`constructor` with a string, `toString`, `valueOf`…) is
+  // an own property of the parsed object and an unknown field like any other: the routes ignore
+  // it (validation.ts), and maps keyed by input never consult Object.prototype.
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');

@@ -26,13 +26,14 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   const ajv = httpPart === 'body' ? strictAjv : coercingAjv;
   const validate = ajv.compile(schema as object);
   const order = Object.keys((schema as { properties?: object }).properties ?? {});
+  const declared = declaredFields(schema);
   const rank = (error: ErrorObject): number => {
     const index = order.indexOf(fieldOf(error));
     return index === -1 ? order.length : index;
   };
   const sorted = (data: unknown): boolean => {
     const valid = validate(data);
-    const errors = [...(valid ? [] : (validate.errors ?? [])), ...nulErrors(data)];
+    const errors = [...(valid ? [] : (validate.errors ?? [])), ...nulErrors(data, declared)];
     sorted.errors = errors.length === 0 ? null : errors.sort((a, b) => rank(a) - rank(b));
     return errors.length === 0;
   };
@@ -41,13 +42,36 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
 };
 
 /**
- * A NUL character has no place in text, and PostgreSQL refuses it in every text column (the
- * query would fail with a 500): such a string is a format error of its field. Walks the value
- * without recursion, since bodies may nest thousands of levels deep.
+ * The fields a schema validates, or null when it validates every key (no `properties`, or
+ * `additionalProperties`/`patternProperties` with a schema of their own).
+ *
+ * Every route, JSON or form, body or query string, reads only the fields its schema declares,
+ * and ignores any other key whatever its name or value, as Laravel's validated() does:
+ * `{"constructor": "a\u0000b"}`, `toString=x` or `?valueOf=1` is an unknown field like `foo`,
+ * never a 422 and never a 500. (The JSON parser refuses only the two shapes that pollute
+ * prototypes, `__proto__` and `constructor.prototype`, with a 400: see app.ts.)
  */
-function nulErrors(data: unknown): ErrorObject[] {
+function declaredFields(schema: unknown): ReadonlySet<string> | null {
+  const object = schema as { properties?: object; additionalProperties?: unknown; patternProperties?: unknown };
+  if (typeof object.properties !== 'object' || object.properties === null) return null;
+  if (object.patternProperties !== undefined || (typeof object.additionalProperties === 'object' && object.additionalProperties !== null)) return null;
+  return new Set(Object.keys(object.properties));
+}
+
+/**
+ * A NUL character has no place in text, and PostgreSQL refuses it in every text column (the
+ * query would fail with a 500): such a string is a format error of its field. Only the
+ * declared fields are looked at (an unknown one is never read, so it is ignored as a whole).
+ * Walks the value without recursion, since bodies may nest thousands of levels deep.
+ */
+function nulErrors(data: unknown, declared: ReadonlySet<string> | null): ErrorObject[] {
   const errors: ErrorObject[] = [];
-  const stack: Array<[unknown, string]> = [[data, '']];
+  const stack: Array<[unknown, string]> = [];
+  if (declared !== null && typeof data === 'object' && data !== null && !Array.isArray(data)) {
+    for (const [key, item] of Object.entries(data)) if (declared.has(key)) stack.push([item, `/${key}`]);
+  } else {
+    stack.push([data, '']);
+  }
   while (stack.length > 0) {
     const [value, path] = stack.pop()!;
     if (typeof value === 'string') {
@@ -100,9 +124,15 @@ function messageFor(error: ErrorObject, field: string, locale: string): string {
   }
 }
 
-/** Turns Ajv errors into `{field: [messages]}`; a body that is not an object gets its own message. */
+/**
+ * Turns Ajv errors into `{field: [messages]}`; a body that is not an object gets its own message.
+ * Field names can be keys the client chose (a schema with a map, a body that is not an object),
+ * so they are collected in a Map: on a plain object, `constructor` or `toString` would find
+ * Object.prototype's members (a 500 once) and `__proto__` would set the prototype. The result
+ * has own keys only (Object.fromEntries defines them; it never calls the `__proto__` setter).
+ */
 export function formatValidationErrors(errors: ErrorObject[], locale = 'en'): { message: string; errors: FieldErrors } {
-  const fields: FieldErrors = {};
+  const fields = new Map<string, string[]>();
   for (const error of errors) {
     // anyOf/union wrappers repeat what their branches said.
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
@@ -111,15 +141,17 @@ export function formatValidationErrors(errors: ErrorObject[], locale = 'en'): { 
     const field = fieldOf(error);
     if (field === '') continue;
     const message = messageFor(error, field, locale);
-    const list = (fields[field] ??= []);
+    const list = fields.get(field) ?? [];
     if (!list.includes(message)) list.push(message);
+    fields.set(field, list);
   }
   // A missing value fails `required` only: Laravel runs no other rule on an empty field.
-  for (const [field, messages] of Object.entries(fields)) {
+  for (const [field, messages] of fields) {
     const required = t(locale, 'validation.required', { attribute: attributeName(field, locale) });
-    if (messages.includes(required)) fields[field] = [required];
+    if (messages.includes(required)) fields.set(field, [required]);
   }
-  const first = Object.values(fields)[0]?.[0];
+  const result = Object.fromEntries(fields);
+  const first = Object.values(result)[0]?.[0];
   if (first === undefined) return { message: t(locale, 'validation.object'), errors: {} };
-  return { message: first, errors: fields };
+  return { message: first, errors: result };
 }

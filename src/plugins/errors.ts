@@ -8,6 +8,7 @@ import type { ErrorObject } from 'ajv';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, type FieldErrors } from '../modules/shared/errors.js';
 import { formatValidationErrors } from '../http/validation.js';
+import { wantsJson } from './web-guard.js';
 
 export type ErrorBody = { message: string; errors: FieldErrors };
 
@@ -19,6 +20,8 @@ const GENERIC: Record<number, string> = {
   405: 'Method Not Allowed.',
   408: 'Request Timeout.',
   413: 'The request body is too large.',
+  // Fastify's own text of a 414 (a path parameter over its length limit) repeats the whole URL.
+  414: 'URI Too Long.',
   415: 'Unsupported Media Type.',
   419: 'CSRF token mismatch.',
   429: 'Too Many Attempts.',
@@ -31,8 +34,24 @@ export function isApiRequest(request: FastifyRequest): boolean {
   return path === '/api' || path.startsWith('/api/') || path.startsWith('/api?') || path.startsWith('/sanctum/');
 }
 
-/** Maps any thrown value to a status, a safe message and field errors. */
-export function describeError(error: unknown): { status: number; body: ErrorBody; headers: Record<string, string> } {
+type Described = { status: number; body: ErrorBody; headers: Record<string, string> };
+
+/**
+ * Maps any thrown value to a status, a safe message and field errors. It never throws: an
+ * error handler that throws makes Fastify answer its own 500, whose text carries the internal
+ * failure ("Failed to serialize an error… list.includes is not a function"). What could
+ * not be described is a generic 500, and the reason is logged.
+ */
+export function describeError(error: unknown, log?: FastifyRequest['log']): Described {
+  try {
+    return describe(error);
+  } catch (failure) {
+    log?.error({ err: failure }, 'the error handler could not describe an error');
+    return { status: 500, body: { message: GENERIC[500]!, errors: {} }, headers: {} };
+  }
+}
+
+function describe(error: unknown): Described {
   if (error instanceof AppError) return { status: error.status, body: { message: error.message, errors: error.errors }, headers: error.headers };
   const e = error as FastifyError & { validation?: ErrorObject[] };
   if (Array.isArray(e.validation)) {
@@ -49,12 +68,14 @@ export function describeError(error: unknown): { status: number; body: ErrorBody
 }
 
 /**
- * Fastify's own early failures (a URL whose percent-encoding does not decode), which skip the
- * error handler: answered with the envelope under /api and a plain page elsewhere.
+ * Fastify's own early failures (a URL whose percent-encoding does not decode, a path parameter
+ * over its length limit), which skip the error handler: answered with the envelope under /api
+ * and to a page's script (as the site's other errors are), and a plain page elsewhere (the
+ * reply has no views yet: it comes before routing).
  */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const { status, body } = describeError(error);
-  if (isApiRequest(request)) void reply.code(status).send(body);
+  const { status, body } = describeError(error, request.log);
+  if (isApiRequest(request) || wantsJson(request)) void reply.code(status).send(body);
   else void reply.code(status).type('text/plain; charset=utf-8').send(body.message);
 }
 
@@ -111,7 +132,7 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
   });
 
   app.setErrorHandler((error, request, reply) => {
-    const { status, body, headers } = describeError(error);
+    const { status, body, headers } = describeError(error, request.log);
     if (status >= 500) request.log.error({ err: error, path: request.routeOptions.url }, 'request failed');
     void reply.headers(headers);
     if (isApiRequest(request)) return reply.code(status).send(body);

@@ -1,6 +1,7 @@
 // Property-based fuzzing of every /api route (found from the app itself, so new routes are
-// covered): wrong types, missing and extra fields, huge and deep bodies, invalid UTF-8, wrong
-// content types, odd headers, traversal and injection strings in slugs and query parameters.
+// covered): wrong types, missing and extra fields, keys named like Object.prototype's members
+// (in bodies and query strings), huge and deep bodies, invalid UTF-8, wrong content types, odd
+// headers, traversal and injection strings in slugs and query parameters.
 // Whatever comes in: no 5xx, the error envelope on every failure, and a refused request
 // changes nothing in the database. FUZZ_RUNS=<n> runs more inputs (default keeps it short).
 import assert from 'node:assert/strict';
@@ -9,7 +10,7 @@ import fc from 'fast-check';
 import type { InjectOptions } from 'fastify';
 import type { TestApp } from '../helpers.js';
 import { createUser } from '../helpers.js';
-import { anyString, anyValue, contentTypes, encode, NASTY_STRINGS, oddHeaders, queryStrings, rawBodies } from './arbitraries.js';
+import { anyString, anyValue, asText, contentTypes, encode, NASTY_STRINGS, oddHeaders, prototypeKeyFields, queryStrings, rawBodies } from './arbitraries.js';
 import {
   buildAppWithRoutes,
   diffSnapshots,
@@ -71,6 +72,14 @@ type Body =
 const bodyArb: fc.Arbitrary<Body> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<Body>({ kind: 'none' }) },
   { weight: 6, arbitrary: fc.dictionary(fc.constantFrom(...FIELDS), fieldValue, { maxKeys: 6 }).map((value): Body => ({ kind: 'fields', value })) },
+  // A route's fields plus keys named like Object.prototype's members (an unknown field: ignored,
+  // or a 400 for the two prototype-pollution shapes), with values of every kind.
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.dictionary(fc.constantFrom(...FIELDS), fieldValue, { maxKeys: 4 }), prototypeKeyFields)
+      .map(([fields, extra]): Body => ({ kind: 'fields', value: { ...fields, ...extra } })),
+  },
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 4 }).map((value): Body => ({ kind: 'json', value })) },
   { weight: 2, arbitrary: rawBodies.map(([label, value]): Body => ({ kind: 'raw', label, value })) },
 );
@@ -222,7 +231,7 @@ describe('fuzzing the JSON API', () => {
       const fields = Object.fromEntries(Object.entries(body.value).map(([key, value]) => [key, resolveValue(value)]));
       payload =
         input.contentType === 'application/x-www-form-urlencoded'
-          ? new URLSearchParams(Object.entries(fields).map(([key, value]) => [key, String(value)])).toString()
+          ? new URLSearchParams(Object.entries(fields).map(([key, value]) => [key, asText(value)])).toString()
           : JSON.stringify(fields);
     } else if (body.kind === 'json') payload = JSON.stringify(body.value);
     else if (body.kind === 'raw') payload = body.value;

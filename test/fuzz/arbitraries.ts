@@ -5,6 +5,12 @@ import { percentEncode as encode } from '../security/support.js';
 
 export { encode };
 
+/**
+ * The text a form field or query parameter carries for a generated value: a string as it is,
+ * anything else as JSON (String() throws on an object whose own `toString` is not a function).
+ */
+export const asText = (value: unknown): string => (typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
+
 /** Strings attackers try in slugs, ids and query parameters. */
 export const NASTY_STRINGS = [
   '../../../../etc/passwd',
@@ -80,6 +86,65 @@ export const anyValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
 );
 
+/**
+ * Keys named like members of Object.prototype. JSON and form parsers make them own properties,
+ * so they reach every map keyed by input: one that consults the prototype finds a function
+ * where it expected nothing (a body with `"constructor": "a\u0000b"` answered 500).
+ */
+export const PROTOTYPE_KEYS = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'prototype'] as const;
+
+// C0 controls (NUL first), DEL, C1 controls and the Unicode line and paragraph separators.
+const CONTROL_CHARS = [...Array.from({ length: 0x20 }, (_, code) => String.fromCharCode(code)), '\u007f', '\u0080', '\u0085', '\u009b', '\u009f', '\u2028', '\u2029'];
+
+/** Text holding control characters, NUL most often. */
+export const controlText = fc.oneof(
+  { weight: 2, arbitrary: fc.constantFrom('a\u0000b', '\u0000', '\u0000\u0000\u0000', 'x\u0000') },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(fc.string({ maxLength: 4 }), fc.string({ unit: fc.constantFrom(...CONTROL_CHARS), minLength: 1, maxLength: 6 }), fc.string({ maxLength: 4 }))
+      .map(([before, controls, after]) => `${before}${controls}${after}`),
+  },
+);
+
+/** A value of every kind for such a key: control text, numbers, booleans, null, arrays, objects holding the same keys. */
+export const prototypeKeyValue: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 4, arbitrary: controlText },
+  { weight: 1, arbitrary: anyString },
+  { weight: 1, arbitrary: fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(0, -1, 2 ** 53, 1e308)) },
+  { weight: 1, arbitrary: fc.boolean() },
+  { weight: 1, arbitrary: fc.constant(null) },
+  { weight: 1, arbitrary: fc.array(fc.oneof(controlText, fc.integer(), fc.boolean(), fc.constant(null)), { maxLength: 3 }) },
+  { weight: 1, arbitrary: fc.dictionary(fc.constantFrom<string>(...PROTOTYPE_KEYS, 'a'), fc.oneof(controlText, fc.integer(), fc.constant(null)), { maxKeys: 3, noNullPrototype: true }) },
+);
+
+/** One to three such keys with their values, to add to a body or a query string. */
+export const prototypeKeyFields: fc.Arbitrary<Record<string, unknown>> = fc.dictionary(fc.constantFrom<string>(...PROTOTYPE_KEYS), prototypeKeyValue, { minKeys: 1, maxKeys: 3 });
+
+/**
+ * Fixed values of every kind for the table tests. The last two are the shapes the JSON parser
+ * refuses (a `__proto__` key, a `constructor` holding a `prototype`); JSON.parse makes the
+ * first an own property, as a literal `{__proto__: …}` would not.
+ */
+export const PROTOTYPE_KEY_SAMPLES: readonly unknown[] = [
+  'a\u0000b',
+  '\u0000',
+  '\u0001\u0007\b\t\n\u000b\f\r\u001b[31m\u007f\u0085\u2028',
+  'plain text',
+  '',
+  0,
+  -1.5,
+  true,
+  false,
+  null,
+  [],
+  ['a\u0000b', 1, null],
+  {},
+  { a: 'a\u0000b', toString: 'x' },
+  JSON.parse('{"__proto__":{"polluted":true}}') as unknown,
+  { prototype: { polluted: true } },
+];
+
 /** Raw request bodies that are not a JSON object: deep nesting, invalid UTF-8, bad JSON. */
 export const rawBodies = fc.constantFrom<Array<[string, string | Buffer]>>(
   ['deep array (10,000 levels)', `${'['.repeat(10_000)}${']'.repeat(10_000)}`],
@@ -99,6 +164,7 @@ export const rawBodies = fc.constantFrom<Array<[string, string | Buffer]>>(
   ['whitespace', ' \n\t '],
   ['duplicate keys', '{"name":"a","name":{"$ne":null}}'],
   ['NUL bytes', '{"name":"a\\u0000b","email":"a\\u0000@b.c","title":"\\u0000"}'],
+  ['Object.prototype names with NUL and control characters', '{"constructor":"a\\u0000b","toString":"\\u0001\\u001f","valueOf":"\\u0000","hasOwnProperty":"\\u007f","prototype":"\\u0000"}'],
   ['2 MiB of JSON (over the body limit)', `{"name":"${'n'.repeat(2 * 1024 * 1024)}"}`],
 );
 
@@ -150,4 +216,9 @@ export const queryStrings = fc.oneof(
     )
     .map((pairs) => pairs.map(([key, value]) => `${encode(key)}=${encode(value)}`).join('&')),
   fc.constantFrom('page=%FF%FE', 'locale=%C0%AF', 'a=%', '%=%', 'page=1&page=2', 'per_page[]=1', '&&&===', 'locale[$ne]=x'),
+  prototypeKeyFields.map((fields) =>
+    Object.entries(fields)
+      .map(([key, value]) => `${encode(key)}=${encode(asText(value))}`)
+      .join('&'),
+  ),
 );

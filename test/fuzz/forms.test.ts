@@ -1,15 +1,16 @@
 // Property-based fuzzing of every form action (POST routes outside /api, found from the app so
 // new forms are covered), as a guest, a logged-in user and a panel administrator: generated
-// fields of every wrong type, huge and deep bodies, invalid UTF-8, wrong content types, odd
-// headers, with a valid, a missing or a forged CSRF token. Whatever comes in: no 5xx, the JSON
-// envelope when JSON was asked for, and a refused request changes nothing in the database.
+// fields of every wrong type, keys named like Object.prototype's members, huge and deep bodies,
+// invalid UTF-8, wrong content types, odd headers, with a valid, a missing or a forged CSRF
+// token. Whatever comes in: no 5xx, the JSON envelope when JSON was asked for and an error page
+// otherwise, and a refused request changes nothing in the database.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions } from 'fastify';
 import { createUser, type TestApp } from '../helpers.js';
 import { WebClient } from '../web/client.js';
-import { anyValue, contentTypes, encode, NASTY_STRINGS, oddHeaders, queryStrings, rawBodies } from './arbitraries.js';
+import { anyValue, asText, contentTypes, encode, NASTY_STRINGS, oddHeaders, prototypeKeyFields, queryStrings, rawBodies } from './arbitraries.js';
 import { buildAppWithRoutes, diffSnapshots, figures, fillPath, isApiRoute, isErrorEnvelope, isUnsafe, snapshotDatabase, type RouteInfo, type Snapshot } from '../security/support.js';
 
 const RUNS = Math.max(100, Math.round((Number(process.env.FUZZ_RUNS ?? '') || 1000) * 0.6));
@@ -31,13 +32,26 @@ const fieldValue = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom<unknown>(EMAIL, PASS, ID, 'on', '1', 'published', 'draft', 'en', 'site_name', '"x"', 'https://evil.example/', '//evil.example') },
 );
 
+// A form's fields plus keys named like Object.prototype's members (unknown fields: ignored),
+// with values of every kind.
+const withPrototypeKeys = fc
+  .tuple(fc.dictionary(fc.constantFrom(...FIELDS), fieldValue, { maxKeys: 4 }), prototypeKeyFields)
+  .map(([fields, extra]) => ({ ...fields, ...extra }));
+
 const bodyArb: fc.Arbitrary<Body> = fc.oneof(
   { weight: 6, arbitrary: fc.dictionary(fc.constantFrom(...FIELDS), fieldValue, { maxKeys: 6 }).map((value): Body => ({ kind: 'form', value })) },
   { weight: 1, arbitrary: fc.dictionary(fc.constantFrom(...FIELDS), fieldValue, { maxKeys: 6 }).map((value): Body => ({ kind: 'json', value })) },
+  { weight: 2, arbitrary: withPrototypeKeys.map((value): Body => ({ kind: 'form', value })) },
+  { weight: 1, arbitrary: withPrototypeKeys.map((value): Body => ({ kind: 'json', value })) },
   { weight: 2, arbitrary: rawBodies.map(([label, value]): Body => ({ kind: 'raw', label, value })) },
 );
 
 type Input = { route: RouteInfo; who: Who; csrf: Csrf; param: string; query: string; headers: Record<string, string>; contentType: string | null; json: boolean; body: Body };
+
+/** What the web layer reads as a script's request (plugins/web-guard.ts wantsJson). */
+function wantsJson(headers: NonNullable<InjectOptions['headers']>): boolean {
+  return String(headers.accept ?? '').includes('application/json') || headers['x-requested-with'] === 'XMLHttpRequest';
+}
 
 describe('fuzzing the form actions', () => {
   let t: TestApp;
@@ -121,7 +135,7 @@ describe('fuzzing the form actions', () => {
         contentType = input.contentType ?? 'application/json';
       } else {
         payload = Object.entries(fields)
-          .map(([key, value]) => `${encode(key)}=${encode(typeof value === 'string' ? value : JSON.stringify(value) ?? '')}`)
+          .map(([key, value]) => `${encode(key)}=${encode(asText(value))}`)
           .join('&');
         contentType = input.contentType ?? 'application/x-www-form-urlencoded';
       }
@@ -172,7 +186,7 @@ describe('fuzzing the form actions', () => {
     assert.ok(tried >= forms.length * 3 * bodies.length);
   });
 
-  it(`answers ${RUNS} generated hostile form posts with no 5xx and no change after a refusal`, async () => {
+  it(`answers ${RUNS} generated hostile form posts with no 5xx, the envelope or an error page on every refusal, and no change after a refusal`, async () => {
     const forms = routes.filter((route) => !isApiRoute(route) && isUnsafe(route.method));
     assert.ok(forms.length >= 8, `expected the form actions, found ${forms.map((r) => `${r.method} ${r.url}`).join(', ')}`);
     const inputArb: fc.Arbitrary<Input> = fc.record({
@@ -203,10 +217,18 @@ describe('fuzzing the form actions', () => {
         // A guard's redirect (to a login page, or a logged-in visitor away from a guest form)
         // is a refusal too; a form's success is a 303.
         const guarded = response.statusCode === 302 && GUARD_REDIRECTS.includes(String(response.headers.location));
+        if (response.statusCode >= 400) {
+          // A script (Accept: application/json, or XMLHttpRequest) gets the envelope, a browser
+          // the error page (plain text for Fastify's failures before routing, which has no views).
+          // The panel's forms show their errors on the page, to a script too.
+          const type = String(response.headers['content-type']);
+          const envelope = /^application\/json/.test(type) && isErrorEnvelope(response.body);
+          const page = /^text\/html/.test(type) ? /^<!doctype html>/i.test(response.body) : /^text\/plain/.test(type) && [400, 414].includes(response.statusCode);
+          if (!wantsJson(request.headers ?? {})) assert.ok(page, `not an error page: ${type} ${context()}`);
+          else if (input.route.url.startsWith('/admin/')) assert.ok(envelope || page, `neither the envelope nor a page: ${type} ${context()}`);
+          else assert.ok(envelope, `not the error envelope: ${context()}`);
+        }
         if (response.statusCode >= 400 || guarded) {
-          if (input.json && /^application\/json/.test(String(response.headers['content-type']))) {
-            assert.ok(isErrorEnvelope(response.body), `not the error envelope: ${context()}`);
-          }
           const changes = diffSnapshots(baseline, await snapshotDatabase(t.db));
           if (changes.length > 0) stats['database changes on refusal'] += 1;
           assert.deepEqual(changes, [], `a refused form post changed the database: ${context()}`);

@@ -54,11 +54,12 @@ export async function audit(app: FastifyInstance, request: FastifyRequest, actio
   await app.services.audit.record(actorOf(request), action, subject, details, request.ip);
 }
 
-// Messages the domain writes in English, mapped to the validation keys of the locale files.
-const KNOWN: Record<string, [string, string]> = {
-  [EMAIL_TAKEN]: ['validation.unique', 'email'],
-  [SLUG_TAKEN]: ['validation.unique', 'slug'],
-};
+// Messages the domain writes in English, mapped to the validation keys of the locale files. A
+// Map, since any text is looked up in it: an object would answer `constructor` from its prototype.
+const KNOWN = new Map<string, [string, string]>([
+  [EMAIL_TAKEN, ['validation.unique', 'email']],
+  [SLUG_TAKEN, ['validation.unique', 'slug']],
+]);
 
 /** Field errors in the visitor's language: message keys are translated, known English texts mapped. */
 export function localizeErrors(errors: FieldErrors, locale: Locale): FieldErrors {
@@ -66,7 +67,7 @@ export function localizeErrors(errors: FieldErrors, locale: Locale): FieldErrors
     Object.entries(errors).map(([field, messages]) => [
       field,
       messages.map((message) => {
-        const known = KNOWN[message];
+        const known = KNOWN.get(message);
         return known === undefined ? t(locale, message) : t(locale, known[0], { attribute: known[1] });
       }),
     ]),
@@ -91,15 +92,18 @@ export function serviceErrors(error: unknown, locale: Locale): FieldErrors {
   throw error;
 }
 
-/** What a form sent, to fill it again after an error; passwords and the CSRF token never. */
+/**
+ * What a form sent, to fill it again after an error; passwords and the CSRF token never. The
+ * keys are the client's: Object.fromEntries makes each an own property (an assignment to
+ * `old['__proto__']` would call the prototype setter instead).
+ */
 export function oldInput(body: unknown): Record<string, string> {
   if (typeof body !== 'object' || body === null) return {};
-  const old: Record<string, string> = {};
-  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
-    if (key === '_token' || /password/.test(key) || typeof value !== 'string') continue;
-    old[key] = value;
-  }
-  return old;
+  return Object.fromEntries(
+    Object.entries(body as Record<string, unknown>).filter(
+      (entry): entry is [string, string] => entry[0] !== '_token' && !/password/.test(entry[0]) && typeof entry[1] === 'string',
+    ),
+  );
 }
 
 /** The numeric id of a path, or a 404 for anything else. */

@@ -6,16 +6,20 @@ import { readFileSync, readdirSync } from 'node:fs';
 export const LOCALES = ['en', 'fr'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const catalogs = new Map<string, Record<string, string>>();
+// Keys looked up can come from input (a field name in `attributes.<field>`, a message a service
+// wrote), so a catalog is a Map: on a plain object, `t('en', 'constructor')` would find
+// Object.prototype's function instead of no message.
+const catalogs = new Map<string, ReadonlyMap<string, string>>();
 
-function catalog(locale: string): Record<string, string> {
+function catalog(locale: string): ReadonlyMap<string, string> {
   let messages = catalogs.get(locale);
   if (messages === undefined) {
     const dir = new URL(`../../locales/${locale}/`, import.meta.url);
-    messages = {};
+    const merged = new Map<string, string>();
     for (const file of readdirSync(dir).filter((name) => name.endsWith('.json')).sort()) {
-      Object.assign(messages, JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as Record<string, string>);
+      for (const [key, value] of Object.entries(JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as Record<string, string>)) merged.set(key, value);
     }
+    messages = merged;
     catalogs.set(locale, messages);
   }
   return messages;
@@ -27,8 +31,8 @@ export function isLocale(value: string): value is Locale {
 
 /** The message for `key` in `locale`, with `:name` placeholders replaced. */
 export function t(locale: string, key: string, replace: Record<string, string | number> = {}): string {
-  const template = catalog(isLocale(locale) ? locale : 'en')[key] ?? catalog('en')[key] ?? key;
-  return template.replace(/:([a-z_]+)/g, (match, name: string) => (name in replace ? String(replace[name]) : match));
+  const template = catalog(isLocale(locale) ? locale : 'en').get(key) ?? catalog('en').get(key) ?? key;
+  return template.replace(/:([a-z_]+)/g, (match, name: string) => (Object.hasOwn(replace, name) ? String(replace[name]) : match));
 }
 
 /**

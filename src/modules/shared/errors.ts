@@ -1,5 +1,10 @@
 // The one error type of the domain. HTTP layers turn it into the API envelope or a page.
 
+/**
+ * Messages per field. A field name can be a key the client chose (`constructor`, `__proto__`):
+ * build these with a Map or Object.fromEntries and read one with Object.hasOwn, never with
+ * `errors[field] ??= []` or `field in errors`, which find Object.prototype's members.
+ */
 export type FieldErrors = Record<string, string[]>;
 
 export class AppError extends Error {
