@@ -44,6 +44,16 @@ describe('help', () => {
     });
   }
 
+  // A topic named like a member of Object.prototype is an unknown topic, not a crash.
+  for (const topic of ['constructor', 'toString', '__proto__']) {
+    test(`"help ${topic}" lists every command and exits 0`, async () => {
+      const result = await spawnCli(['help', topic], { cwd: dir, env: NO_DATABASE });
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /^Usage: npm run cli -- <command> \[options\]$/m);
+      assert.equal(result.stderr, '');
+    });
+  }
+
   test('user:create --help names every option', async () => {
     const result = await spawnCli(['user:create', '--help'], { cwd: dir, env: NO_DATABASE });
     for (const option of ['--name NAME', '--email EMAIL', '--password PASSWORD', '--verified']) assert.ok(result.stdout.includes(option), option);

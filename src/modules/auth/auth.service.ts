@@ -37,12 +37,15 @@ export type AuthDeps = {
 export type Registration = { name: string; email: string; password: string; password_confirmation: string };
 export type PasswordChange = { current_password: string; password: string; password_confirmation: string };
 
-/** Errors of several checks, keyed in the order the form shows its fields. */
+/**
+ * Errors of several checks, keyed in the order the form shows its fields. Field names may come
+ * from input: merged in a Map, never in an object where `constructor` or `toString` already is.
+ */
 function ordered(order: readonly string[], ...maps: FieldErrors[]): FieldErrors {
-  const merged: FieldErrors = {};
-  for (const map of maps) for (const [field, messages] of Object.entries(map)) (merged[field] ??= []).push(...messages);
-  const fields = [...order.filter((field) => field in merged), ...Object.keys(merged).filter((field) => !order.includes(field))];
-  return Object.fromEntries(fields.map((field) => [field, merged[field]!]));
+  const merged = new Map<string, string[]>();
+  for (const map of maps) for (const [field, messages] of Object.entries(map)) merged.set(field, [...(merged.get(field) ?? []), ...messages]);
+  const fields = [...order.filter((field) => merged.has(field)), ...[...merged.keys()].filter((field) => !order.includes(field))];
+  return Object.fromEntries(fields.map((field) => [field, merged.get(field)!]));
 }
 
 const hasErrors = (errors: FieldErrors): boolean => Object.keys(errors).length > 0;
@@ -50,15 +53,15 @@ const hasErrors = (errors: FieldErrors): boolean => Object.keys(errors).length >
 /** The users module speaks English; the pages speak the visitor's language. */
 function localized(error: unknown, locale: string): unknown {
   if (!(error instanceof ValidationError)) return error;
-  const errors: FieldErrors = {};
-  for (const [field, messages] of Object.entries(error.errors)) {
-    errors[field] = messages.map((message) => {
+  const errors = Object.entries(error.errors).map(([field, messages]) => [
+    field,
+    messages.map((message) => {
       if (message === EMAIL_TAKEN) return t(locale, 'validation.unique', { attribute: attributeName(field, locale) });
       if (message === PASSWORD_INCORRECT) return t(locale, 'validation.current_password');
       return message;
-    });
-  }
-  return new ValidationError(errors);
+    }),
+  ]);
+  return new ValidationError(Object.fromEntries(errors) as FieldErrors);
 }
 
 export class AuthService {
