@@ -451,7 +451,7 @@ export async function run(argv: readonly string[], ctx: CliContext): Promise<num
   const [name, ...rest] = args;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' ? rest[0] : undefined;
-    const command = topic === undefined ? undefined : commands[topic];
+    const command = topic === undefined || !Object.hasOwn(commands, topic) ? undefined : commands[topic];
     ctx.stdout.write(command === undefined || topic === undefined ? globalHelp() : commandHelp(topic, command));
     return EXIT_OK;
   }
