@@ -20,6 +20,7 @@ import { checkNewPassword } from './modules/passwords/policy.js';
 import { AppError, ValidationError, type FieldErrors } from './modules/shared/errors.js';
 import { EMAIL_TAKEN } from './modules/users/users.service.js';
 import { createServices, type Services } from './services.js';
+import { databaseFailureLine } from './startup-errors.js';
 
 export type CliContext = {
   stdout: NodeJS.WritableStream;
@@ -77,6 +78,11 @@ class Runtime {
   config(): Config {
     this.loadedConfig ??= loadConfig(readEnv());
     return this.loadedConfig;
+  }
+
+  /** DATABASE_URL once the configuration is read (to name the database in an error). */
+  get databaseUrl(): string | undefined {
+    return this.loadedConfig?.databaseUrl;
   }
 
   db(): Db {
@@ -429,13 +435,16 @@ function isMissingTable(error: unknown): boolean {
 }
 
 // One line a person can act on, whatever went wrong; the stack only with --trace.
-function describe(error: unknown, trace: boolean): { message: string; code: number } {
+function describe(error: unknown, trace: boolean, databaseUrl: string | undefined): { message: string; code: number } {
   if (error instanceof CliError) return { message: error.message, code: error.exitCode };
   if (error instanceof ConfigError) return { message: `Configuration error: ${error.message}`, code: EXIT_FAILURE };
   if (error instanceof PromptAborted) return { message: error.message, code: EXIT_FAILURE };
   if (error instanceof ValidationError) return { message: Object.values(error.errors).flat().join(' '), code: EXIT_FAILURE };
   if (error instanceof AppError) return { message: error.message, code: EXIT_FAILURE };
   if (isMissingTable(error)) return { message: `The database has no tables yet: run "${PROGRAM} db:migrate" first.`, code: EXIT_FAILURE };
+  // The same line as the server's for a database it cannot open or reach (src/startup-errors.ts).
+  const database = databaseUrl === undefined ? null : databaseFailureLine(error, databaseUrl);
+  if (database !== null) return { message: database, code: EXIT_FAILURE };
   if (isDatabaseUnavailable(error)) {
     return { message: `The database is unavailable (${(error as Error).message}).`, code: EXIT_FAILURE };
   }
@@ -467,7 +476,7 @@ export async function run(argv: readonly string[], ctx: CliContext): Promise<num
     await command.run(parsed, rt);
     return EXIT_OK;
   } catch (error) {
-    const { message, code } = describe(error, trace);
+    const { message, code } = describe(error, trace, rt.databaseUrl);
     ctx.stderr.write(`${message}\n`);
     return code;
   } finally {

@@ -1,19 +1,13 @@
 // Process entry: configuration → migrations → app → listen; SIGTERM/SIGINT close gracefully
 // (stop accepting, finish requests in flight, close the database, exit 0).
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, readEnv } from './config.js';
+import type { Config } from './config.js';
 import { connect } from './db/connect.js';
-import { migrateToLatest } from './db/migrator.js';
+import { prepareStart, start } from './startup-errors.js';
 
-async function main(): Promise<void> {
-  const config = loadConfig(readEnv());
-  // Migrations on a connection of their own, without the request timeouts.
-  const migrations = connect(config.databaseUrl, { requestTimeouts: false });
-  try {
-    await migrateToLatest(migrations);
-  } finally {
-    await migrations.close();
-  }
+async function main(config: Config): Promise<void> {
+  // The database, the migrations and Redis are checked first (src/startup-errors.ts).
+  await prepareStart(config);
   const db = connect(config.databaseUrl);
   const app = await buildApp(config, { db });
   app.addHook('onClose', async () => db.close());
@@ -43,11 +37,5 @@ async function main(): Promise<void> {
   await app.listen({ host: config.host, port: config.port });
 }
 
-main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    console.error(`Configuration error: ${error.message}`);
-  } else {
-    console.error(error);
-  }
-  process.exit(1);
-});
+// A failure before the service listens is one line naming its cause (src/startup-errors.ts).
+void start(main);

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { LOCALES, isLocale, t, type Locale } from '../modules/i18n/translator.js';
 import type { FieldErrors } from '../modules/shared/errors.js';
-import type { ErrorBody } from './errors.js';
+import { csrfFailureHint, type ErrorBody } from './errors.js';
 import { wantsJson } from './web-guard.js';
 
 export const LOCALE_COOKIE = 'locale';
@@ -124,7 +124,8 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
     // Some statuses have a plain-language explanation (a 419 says what to do, not "CSRF token mismatch").
     const helpKey = `errors.help.${status}`;
     const message = t(locale, helpKey) === helpKey ? body.message : t(locale, helpKey);
-    return reply.page('errors/error', { statusCode: status, title, message }, status);
+    const hint = csrfFailureHint(request, status);
+    return reply.page('errors/error', { statusCode: status, title, message, hint: hint === null ? null : t(locale, hint) }, status);
   };
 });
 

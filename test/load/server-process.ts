@@ -119,8 +119,9 @@ const REPORT_LISTENING = new URL('../support/report-listening.mjs', import.meta.
 /**
  * Starts `node --import tsx src/server.ts` with `env` on a free port; resolves once GET /up answers.
  * The port is free when chosen but may be taken before the child listens: the child then exits
- * with EADDRINUSE and another port is tried. Only the child's own report that it listens on the
- * port (test/support/report-listening.mjs) counts, never an answer from whoever else holds it.
+ * saying the port is in use and another port is tried. Only the child's own report that it
+ * listens on the port (test/support/report-listening.mjs) counts, never an answer from whoever
+ * else holds it.
  */
 export async function startServerProcess(env: Record<string, string>, options: { port?: number; waitMs?: number } = {}): Promise<ServerProcess> {
   for (let attempt = 1; ; attempt += 1) {
@@ -177,7 +178,7 @@ async function startOnce(env: Record<string, string>, port: number, waitMs: numb
 
   const deadline = Date.now() + waitMs;
   for (;;) {
-    if (done) throw output.includes('EADDRINUSE') ? new PortTaken(`port ${port} taken: ${output}`) : new Error(`server exited before answering: ${output}`);
+    if (done) throw /EADDRINUSE|is already in use/.test(output) ? new PortTaken(`port ${port} taken: ${output}`) : new Error(`server exited before answering: ${output}`);
     if (listening && (await answersUp(url))) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');

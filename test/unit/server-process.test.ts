@@ -13,7 +13,7 @@ describe('startServerProcess', () => {
     const port = typeof address === 'object' && address !== null ? address.port : 0;
     const database = await createSharedDatabase();
     try {
-      await assert.rejects(startServerProcess({ DATABASE_URL: database.url, DATA_DIR: database.dataDir }, { port }), /EADDRINUSE/);
+      await assert.rejects(startServerProcess({ DATABASE_URL: database.url, DATA_DIR: database.dataDir }, { port }), /port \d+ taken: PORT \d+ is already in use/);
     } finally {
       impostor.close();
       await database.drop();
