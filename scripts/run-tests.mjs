@@ -17,12 +17,14 @@ function find(dir) {
 // takes files in the order given, and a long file started last would run alone on one core at
 // the end. A file missing from this list only runs later; the list never decides what runs.
 const SLOWEST_FIRST = [
+  'test/faults/production-install.test.ts', // 60 s (2026-11-24): npm ci, build and prune in a copy of the repository
   'test/security/enumeration.test.ts', // 29 s: timing comparisons of 200 tries each
   'test/browser/admin.test.ts', // 20 s
   'test/cli/commands.test.ts', // 20 s
   'test/faults/slow-clients.test.ts', // 16 s
   'test/cli/process.test.ts', // 14 s
   'test/browser/accounts.test.ts', // 13 s
+  'test/faults/startup-failures.test.ts', // 13 s (2026-11-24): a server process per failure
   'test/load/api-mix.test.ts', // 11 s
   'test/browser/api-tokens.test.ts', // 9 s
   'test/fuzz/forms.test.ts', // 7 s
