@@ -26,7 +26,7 @@ describe('startServerProcess', () => {
       const server = await startServerProcess({ DATABASE_URL: database.url, DATA_DIR: database.dataDir });
       try {
         const response = await fetch(`${server.url}/up`);
-        assert.deepEqual(await response.json(), { status: 'ok', database: true });
+        assert.deepEqual(await response.json(), { status: 'ok', database: true, rate_limit_store: { kind: 'memory', ok: true } });
       } finally {
         assert.equal(await server.stop(), 0);
       }
