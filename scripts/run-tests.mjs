@@ -19,6 +19,7 @@ function find(dir) {
 const SLOWEST_FIRST = [
   'test/faults/production-install.test.ts', // 60 s (2026-11-24): npm ci, build and prune in a copy of the repository
   'test/security/enumeration.test.ts', // 29 s: timing comparisons of 200 tries each
+  'test/faults/cluster.test.ts', // 29 s (2026-11-24): three services of two workers, two failed starts
   'test/browser/admin.test.ts', // 20 s
   'test/cli/commands.test.ts', // 20 s
   'test/faults/slow-clients.test.ts', // 16 s

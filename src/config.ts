@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 
 export type MailConfig = {
@@ -51,6 +52,8 @@ export type Config = {
    * (false), or their addresses and CIDR ranges.
    */
   trustedProxies: false | string[];
+  /** Worker processes serving the port (WEB_CONCURRENCY); 1: this process serves alone. */
+  webConcurrency: number;
   mail: MailConfig;
 };
 
@@ -189,6 +192,27 @@ function absoluteLifetime(env: Env, idleMinutes: number): number {
   return minutes;
 }
 
+/**
+ * WEB_CONCURRENCY: how many worker processes serve the port (default 1; `auto`: one per core the
+ * process may use). With several, the memory rate-limit store would count in each worker apart,
+ * multiplying every limit and throttle by the number of workers without a word: refused, so that
+ * the operator chooses a shared store (or one worker).
+ */
+function webConcurrency(env: Env, rateLimitStore: Config['rateLimitStore']): number {
+  const raw = str(env, 'WEB_CONCURRENCY', '1').trim();
+  const workers = raw.toLowerCase() === 'auto' ? availableParallelism() : /^\d+$/.test(raw) ? Number(raw) : 0;
+  if (workers < 1 || !Number.isSafeInteger(workers)) {
+    throw new ConfigError(`WEB_CONCURRENCY must be a whole number of worker processes (1 or more) or "auto", got "${raw}".`);
+  }
+  if (workers > 1 && rateLimitStore === 'memory') {
+    const value = raw.toLowerCase() === 'auto' ? `auto (${workers} here)` : String(workers);
+    throw new ConfigError(
+      `WEB_CONCURRENCY=${value} runs ${workers} worker processes, and RATE_LIMIT_STORE=memory would count the rate limits and login throttles in each worker apart: set RATE_LIMIT_STORE=redis or database to share them, or WEB_CONCURRENCY=1.`,
+    );
+  }
+  return workers;
+}
+
 /** Builds the configuration from an environment (process.env by default, after loading .env). */
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = oneOf(env, 'NODE_ENV', ['production', 'development', 'test'] as const, 'development');
@@ -206,6 +230,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const fromAddress = str(env, 'MAIL_FROM_ADDRESS', 'hello@example.com');
   const sessionLifetimeMinutes = int(env, 'SESSION_LIFETIME', 120, 1);
+  const rateLimitStore = oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'redis', 'database'] as const, 'memory');
   const config: Config = {
     env: nodeEnv,
     appName: str(env, 'APP_NAME', 'Tessera'),
@@ -228,9 +253,10 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT', 30_000, 0),
     apiRateLimit: int(env, 'API_RATE_LIMIT', 60, 0),
     loginRateLimit: int(env, 'LOGIN_RATE_LIMIT', 5, 0),
-    rateLimitStore: oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'redis', 'database'] as const, 'memory'),
+    rateLimitStore,
     redisUrl: str(env, 'REDIS_URL', 'redis://127.0.0.1:6379'),
     trustedProxies: trustedProxies(env),
+    webConcurrency: webConcurrency(env, rateLimitStore),
     mail: {
       mailer: oneOf(env, 'MAIL_MAILER', ['smtp', 'log'] as const, 'log'),
       host: str(env, 'MAIL_HOST', '127.0.0.1'),

@@ -1,13 +1,17 @@
 // Process entry: configuration → migrations → app → listen; SIGTERM/SIGINT close gracefully
 // (stop accepting, finish requests in flight, close the database, exit 0).
+import cluster from 'node:cluster';
 import { buildApp } from './app.js';
+import { drainWhenPrimaryGone, runPrimary } from './cluster.js';
 import type { Config } from './config.js';
 import { connect } from './db/connect.js';
 import { prepareStart, start } from './startup-errors.js';
 
 async function main(config: Config): Promise<void> {
-  // The database, the migrations and Redis are checked first (src/startup-errors.ts).
-  await prepareStart(config);
+  // The database, the migrations and Redis are checked (src/startup-errors.ts); with several
+  // workers the primary does it once before forking (src/cluster.ts), and the workers skip it.
+  if (cluster.isPrimary) await prepareStart(config);
+  if (cluster.isPrimary && config.webConcurrency > 1) return runPrimary(config);
   const db = connect(config.databaseUrl);
   const app = await buildApp(config, { db });
   app.addHook('onClose', async () => db.close());
@@ -33,6 +37,7 @@ async function main(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  drainWhenPrimaryGone(shutdown);
 
   await app.listen({ host: config.host, port: config.port });
 }

@@ -34,12 +34,13 @@ export function withSearchPath(url: string, schema: string): string {
   return parsed.toString();
 }
 
-export async function createSharedDatabase(kind: 'sqlite' | 'postgres' = onPostgres ? 'postgres' : 'sqlite'): Promise<SharedDatabase> {
+/** `migrated: false` leaves the database empty, for the service to migrate it at its start. */
+export async function createSharedDatabase(kind: 'sqlite' | 'postgres' = onPostgres ? 'postgres' : 'sqlite', options: { migrated?: boolean } = {}): Promise<SharedDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-'));
   if (kind === 'sqlite') {
     const url = `sqlite:${join(dataDir, 'app.db')}`;
     const db = connect(url);
-    await migrateToLatest(db);
+    if (options.migrated !== false) await migrateToLatest(db);
     return {
       url,
       db,
@@ -57,7 +58,7 @@ export async function createSharedDatabase(kind: 'sqlite' | 'postgres' = onPostg
   await admin.query(`create schema ${schema}`);
   await admin.end();
   const db = connect(base, { schema, poolSize: 5 });
-  await migrateToLatest(db);
+  if (options.migrated !== false) await migrateToLatest(db);
   return {
     url: withSearchPath(base, schema),
     db,
@@ -145,9 +146,10 @@ async function answersUp(url: string): Promise<boolean> {
   }
 }
 
-async function startOnce(env: Record<string, string>, port: number, waitMs: number): Promise<ServerProcess> {
+/** Spawns the service on `port` with the tests' defaults and `env`, without waiting for it. */
+export function spawnServer(env: Record<string, string>, port: number): ChildProcess {
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--import', REPORT_LISTENING, 'src/server.ts'], {
+  return spawn(process.execPath, ['--import', 'tsx', '--import', REPORT_LISTENING, 'src/server.ts'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -163,6 +165,11 @@ async function startOnce(env: Record<string, string>, port: number, waitMs: numb
     },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
+}
+
+async function startOnce(env: Record<string, string>, port: number, waitMs: number): Promise<ServerProcess> {
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawnServer(env, port);
   let listening = false;
   child.on('message', (message: { type?: string; address?: { port?: number } | null }) => {
     if (message.type === 'listening' && message.address?.port === port) listening = true;

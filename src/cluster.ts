@@ -1,0 +1,133 @@
+// Several worker processes on one port (WEB_CONCURRENCY > 1), with node:cluster. The primary is
+// the process server.ts starts: it has checked the database and run the migrations before forking
+// (src/startup-errors.ts; so workers never race on them) and never opens the database for requests. It owns the listening socket and hands each
+// new connection to a worker in turn (node:cluster's round robin); each worker is the whole server
+// of server.ts, with its own app, database connections and caches.
+//
+// The primary replaces a worker that dies, logging it as one JSON line (pino's format, as the
+// workers log); on SIGTERM or SIGINT it sends SIGTERM to every worker, whose own graceful shutdown
+// stops accepting, answers the requests in flight and closes; then it exits, 0 when every worker
+// stopped cleanly. A worker whose primary disappears (killed, crashed) drains the same way rather
+// than node:cluster's immediate exit.
+//
+// A connection the primary is handing to a worker at the instant that worker is killed stays
+// unanswered until its client gives up: node:cluster keeps its copy of the connection until the
+// worker acknowledges it, and forgets it when the worker dies (the tests see one such connection
+// per kill under load). Nothing outside node:cluster can reach it.
+import cluster, { type Worker } from 'node:cluster';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.js';
+
+/** A worker that dies sooner than this after it was started died "right after start". */
+const EARLY_DEATH_MS = 10_000;
+/**
+ * A crash loop: this many workers died right after start within CRASH_WINDOW_MS. Replacing them
+ * again would only repeat the failure (a broken release, a database that refuses every new
+ * connection) while the log fills, so the primary stops the others and exits 1 for the process
+ * supervisor (systemd, the orchestrator) to see and handle; a worker dying now and then, or after
+ * having served a while, is always replaced.
+ */
+const MAX_EARLY_DEATHS = 5;
+const CRASH_WINDOW_MS = 60_000;
+/** A worker still running this long after SIGTERM is killed (its own shutdown gives up after 10 s). */
+const DRAIN_LIMIT_MS = 15_000;
+
+/** Forks `config.webConcurrency` workers of this same script and supervises them until a signal. */
+export function runPrimary(config: Config): void {
+  // Written at once (few lines), so that they keep their order and none is lost at process.exit.
+  const log: Logger = pino({ level: config.logLevel }, pino.destination({ dest: 1, sync: true }));
+  const started = new Map<Worker, number>();
+  const earlyDeaths: number[] = [];
+  let served = false;
+  let stopping = false;
+  let exitCode = 0;
+
+  const describe = (worker: Worker, code?: number | null, signal?: string | null) => ({
+    worker: { id: worker.id, pid: worker.process.pid, ...(code === undefined ? {} : { code, signal }) },
+  });
+  const fork = () => {
+    const worker = cluster.fork();
+    started.set(worker, Date.now());
+    // A message to a worker that has just died fails (EPIPE): its exit, handled below, follows.
+    // Unheard, the error would end the primary and with it the service.
+    worker.on('error', (error: Error) => log.warn({ ...describe(worker), err: error }, 'worker channel error'));
+  };
+
+  const stop = (code: number) => {
+    exitCode = Math.max(exitCode, code);
+    if (stopping) return;
+    stopping = true;
+    for (const worker of started.keys()) worker.process.kill('SIGTERM');
+    setTimeout(() => {
+      for (const worker of started.keys()) worker.process.kill('SIGKILL');
+    }, DRAIN_LIMIT_MS).unref();
+    if (started.size === 0) process.exit(exitCode);
+  };
+
+  cluster.on('listening', (worker) => {
+    served = true;
+    log.info(describe(worker), 'worker listening');
+  });
+
+  cluster.on('exit', (worker, code, signal) => {
+    const lifetime = Date.now() - (started.get(worker) ?? 0);
+    started.delete(worker);
+    if (stopping) {
+      // Ended by the SIGTERM sent here before it had set up its own handler: it had nothing to drain.
+      const clean = code === 0 || signal === 'SIGTERM';
+      if (!clean) exitCode = 1;
+      log[clean ? 'info' : 'error'](describe(worker, code, signal), 'worker stopped');
+      if (started.size === 0) {
+        log.info({ exitCode }, 'all workers stopped');
+        process.exit(exitCode);
+      }
+      return;
+    }
+    if (!served) {
+      // No worker has listened yet: the start itself fails (port taken, database unreachable…);
+      // the worker has said why, and every replacement would fail the same way.
+      log.fatal(describe(worker, code, signal), 'a worker failed to start (its error is above): stopping');
+      stop(1);
+      return;
+    }
+    if (lifetime < EARLY_DEATH_MS) {
+      const now = Date.now();
+      earlyDeaths.push(now);
+      while (earlyDeaths[0] !== undefined && earlyDeaths[0] < now - CRASH_WINDOW_MS) earlyDeaths.shift();
+      if (earlyDeaths.length >= MAX_EARLY_DEATHS) {
+        log.fatal(
+          describe(worker, code, signal),
+          `workers keep dying right after start (${earlyDeaths.length} within ${CRASH_WINDOW_MS / 1000} s, each less than ${EARLY_DEATH_MS / 1000} s after it started): stopping`,
+        );
+        stop(1);
+        return;
+      }
+    }
+    log.error(describe(worker, code, signal), 'worker died; starting another');
+    fork();
+  });
+
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!stopping) log.info({ signal, workers: started.size }, 'shutting down');
+    stop(0);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  log.info({ workers: config.webConcurrency }, 'starting workers');
+  for (let i = 0; i < config.webConcurrency; i += 1) fork();
+}
+
+/**
+ * In a worker: when the primary goes away (killed, crashed, or disconnecting it), `shutdown` drains
+ * the worker as SIGTERM does. node:cluster's own listener would exit at once, dropping the requests
+ * in flight, unless the disconnect was asked for; marking it so leaves the exit to `shutdown`.
+ */
+export function drainWhenPrimaryGone(shutdown: (reason: string) => void): void {
+  const worker = cluster.worker;
+  if (worker === undefined) return;
+  process.prependOnceListener('disconnect', () => {
+    worker.exitedAfterDisconnect = true;
+    shutdown('primary disconnected');
+  });
+}
