@@ -42,8 +42,9 @@ export type BuildOptions = {
 };
 
 /** Where the log lines go by default: stdout, in blocks (src/log-destination.ts). */
-function logDestination(): { stream: LogDestination; close(): Promise<void> } {
-  const stream = new LogDestination({ fd: 1 });
+function logDestination(config: Config): { stream: LogDestination; close(): Promise<void> } {
+  // Worker processes share stdout: their blocks must never split each other's lines.
+  const stream = new LogDestination({ fd: 1, shared: config.webConcurrency > 1 });
   // A process.exit() that skips app.close() still writes what it holds.
   const atExit = () => stream.flushAtExit();
   process.once('exit', atExit);
@@ -57,7 +58,7 @@ function logDestination(): { stream: LogDestination; close(): Promise<void> } {
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
-  const destination = options.loggerStream === undefined && config.logLevel !== 'silent' ? logDestination() : null;
+  const destination = options.loggerStream === undefined && config.logLevel !== 'silent' ? logDestination(config) : null;
   const app = Fastify({
     logger: { level: config.logLevel, stream: options.loggerStream ?? destination?.stream ?? process.stdout },
     // Fastify's own two lines per request are replaced by one of ours (plugins/request-log.ts).

@@ -26,7 +26,17 @@ export type LogDestinationOptions = {
   flushEveryMs?: number;
   /** Lines beyond this many pending bytes are dropped (and counted) rather than kept. */
   maxPendingBytes?: number;
+  /**
+   * Several processes write to the same output (WEB_CONCURRENCY workers): each write is one
+   * block of whole lines of at most PIPE_BUF bytes, which a pipe takes in one piece, so no
+   * worker's bytes land in the middle of another's line. (A single line longer than that is
+   * still written on its own.)
+   */
+  shared?: boolean;
 };
+
+/** The most a pipe takes in one piece, never interleaved with other writers (POSIX PIPE_BUF on Linux). */
+const PIPE_BUF = 4096;
 
 const RETRY_MS = 50;
 /** Emptied blocks kept for reuse (at most). */
@@ -36,6 +46,7 @@ export class LogDestination {
   private readonly fd: number;
   private readonly blockBytes: number;
   private readonly maxPendingBytes: number;
+  private readonly shared: boolean;
   /** The block lines are encoded into, and how many of its bytes are used. */
   private block: Buffer;
   private used = 0;
@@ -54,7 +65,8 @@ export class LogDestination {
 
   constructor(options: LogDestinationOptions) {
     this.fd = options.fd;
-    this.blockBytes = options.blockBytes ?? 64 * 1024;
+    this.shared = options.shared === true;
+    this.blockBytes = this.shared ? Math.min(options.blockBytes ?? PIPE_BUF, PIPE_BUF) : (options.blockBytes ?? 64 * 1024);
     this.maxPendingBytes = options.maxPendingBytes ?? 16 * 1024 * 1024;
     this.block = this.newBlock();
     this.timer = setInterval(() => this.flush(), options.flushEveryMs ?? 1000).unref();
@@ -167,7 +179,8 @@ export class LogDestination {
 
   private writeFrom(blocks: Buffer[], done: () => void, offset = 0): void {
     const rest = offset === 0 ? blocks : skip(blocks, offset);
-    writev(this.fd, rest, (error, written) => {
+    // Shared output: one block a write (see `shared`); the next follows once it is written.
+    writev(this.fd, this.shared ? rest.slice(0, 1) : rest, (error, written) => {
       if (error !== null) {
         // A full pipe: try again shortly. Anything else (the reader went away): the blocks are
         // lost, and nothing is thrown; the service goes on.

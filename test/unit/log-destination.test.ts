@@ -114,3 +114,36 @@ describe('log destination', () => {
     assert.deepEqual(kept, Array.from({ length: kept.length }, (_, i) => i), 'the kept lines are the first ones, in order');
   });
 });
+
+// WEB_CONCURRENCY workers share one stdout: with `shared`, each write is one block of whole
+// lines that a pipe takes in one piece, so no line is torn by another process's bytes. Three
+// real processes write into one pipe; every line read must be one whole line of one of them.
+describe('log destination shared by several processes', () => {
+  const writer = new URL('../support/log-writer.ts', import.meta.url).pathname;
+  const torn = (shared: boolean): { torn: number; lines: number } => {
+    const one = `"${process.execPath}" --import tsx "${writer}"`;
+    const output = execFileSync('sh', ['-c', `(WRITER=a ${one} & WRITER=b ${one} & WRITER=c ${one} & wait) | cat`], {
+      env: { ...process.env, SHARED: shared ? '1' : '0', LINES: '20000' },
+      maxBuffer: 64 * 1024 * 1024,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    let broken = 0;
+    const seen = output.split('\n').filter((line) => line !== '');
+    for (const line of seen) {
+      try {
+        const parsed = JSON.parse(line) as { writer?: string };
+        if (!['a', 'b', 'c'].includes(parsed.writer ?? '')) broken += 1;
+      } catch {
+        broken += 1;
+      }
+    }
+    return { torn: broken, lines: seen.length };
+  };
+
+  it('keeps every line whole when three processes write into one pipe', () => {
+    const result = torn(true);
+    assert.equal(result.torn, 0);
+    assert.equal(result.lines, 60_000);
+  });
+});
