@@ -18,6 +18,16 @@ describe('the data_version counter (PostgreSQL)', { skip }, () => {
   let tokenId: number;
 
   const version = async (on: Db = db) => Number((await sql<{ n: string }>`select n from data_version where id = 1`.execute(on.kysely)).rows[0]?.n);
+  /** A new token row of the user; its id. */
+  const insertToken = async (name: string, digest: string) => {
+    const now = new Date().toISOString();
+    const row = await db.kysely
+      .insertInto('personal_access_tokens')
+      .values({ user_id: userId, name, token: digest, abilities: '["*"]', last_used_at: null, expires_at: null, created_at: now, updated_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  };
   /** Whether `write` moved the counter. */
   const moves = async (write: () => Promise<unknown>) => {
     const before = await version();
@@ -36,13 +46,7 @@ describe('the data_version counter (PostgreSQL)', { skip }, () => {
         .returning('id')
         .executeTakeFirstOrThrow()
     ).id;
-    tokenId = (
-      await db.kysely
-        .insertInto('personal_access_tokens')
-        .values({ user_id: userId, name: 'phone', token: 'a'.repeat(64), abilities: '["*"]', last_used_at: null, expires_at: null, created_at: now, updated_at: now })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-    ).id;
+    tokenId = await insertToken('phone', 'a'.repeat(64));
   });
   after(() => database.drop());
 
@@ -68,15 +72,7 @@ describe('the data_version counter (PostgreSQL)', { skip }, () => {
     const now = new Date().toISOString();
     let id = 0;
     assert.equal(
-      await moves(async () => {
-        id = (
-          await db.kysely
-            .insertInto('personal_access_tokens')
-            .values({ user_id: userId, name: 'new', token: 'b'.repeat(64), abilities: '["*"]', last_used_at: null, expires_at: null, created_at: now, updated_at: now })
-            .returning('id')
-            .executeTakeFirstOrThrow()
-        ).id;
-      }),
+      await moves(async () => (id = await insertToken('new', 'b'.repeat(64)))),
       false,
       'token insert',
     );
