@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runInProcess } from '../cli/harness.js';
 import { buildTestApp, createUser, type TestApp } from '../helpers.js';
-import { Client } from './client.js';
+import { WebClient } from '../support/client.js';
 import { auditRows, createAdminByCli, fieldError, signedInAdmin } from './support.js';
 
 const FAILED = 'These credentials do not match our records.';
@@ -21,14 +21,14 @@ describe('panel guard', () => {
 
   for (const url of pages) {
     it(`sends a visitor from GET ${url} to /admin/login`, async () => {
-      const response = await new Client(t.app).get(url);
+      const response = await new WebClient(t.app).get(url);
       assert.equal(response.statusCode, 302);
       assert.equal(response.headers.location, '/admin/login');
     });
   }
 
   it('sends a visitor posting a panel form (with a valid CSRF token) to /admin/login, changing nothing', async () => {
-    const client = new Client(t.app);
+    const client = new WebClient(t.app);
     await client.get('/admin/login');
     const response = await client.post('/admin/settings', { key: 'planted', type: 'text', value: 'x' });
     assert.equal(response.statusCode, 302);
@@ -55,7 +55,7 @@ describe('panel guard', () => {
 
   it('sends the administrator to the panel page first asked for', async () => {
     const admin = await createAdminByCli(t);
-    const client = new Client(t.app);
+    const client = new WebClient(t.app);
     assert.equal((await client.get('/admin/posts?status=draft')).headers.location, '/admin/login');
     const response = await client.submit('/admin/login', '/admin/login', { email: admin.email, password: admin.plainPassword });
     assert.equal(response.statusCode, 303);
@@ -64,7 +64,7 @@ describe('panel guard', () => {
 
   it('does not send a panel login to a site page asked for before', async () => {
     const admin = await createAdminByCli(t);
-    const client = new Client(t.app);
+    const client = new WebClient(t.app);
     assert.equal((await client.get('/dashboard')).headers.location, '/login');
     const response = await client.submit('/admin/login', '/admin/login', { email: admin.email, password: admin.plainPassword });
     assert.equal(response.headers.location, '/admin');
@@ -78,14 +78,14 @@ describe('panel and site logins are separate', () => {
   });
   after(() => t.close());
 
-  const siteLogin = async (client: Client, email: string, password: string) => {
+  const siteLogin = async (client: WebClient, email: string, password: string) => {
     const response = await client.submit('/login', '/login', { email, password });
     assert.equal(response.statusCode, 303, response.body);
   };
 
   it('a site login, even of an administrator, never opens /admin', async () => {
     const admin = await createAdminByCli(t);
-    const client = new Client(t.app);
+    const client = new WebClient(t.app);
     await siteLogin(client, admin.email, admin.plainPassword);
     assert.equal((await client.get('/dashboard')).statusCode, 200);
     const response = await client.get('/admin');
@@ -102,22 +102,22 @@ describe('panel and site logins are separate', () => {
 
   it('logging out of the panel leaves the site login, under a new session id', async () => {
     const admin = await createAdminByCli(t);
-    const client = new Client(t.app);
+    const client = new WebClient(t.app);
     await siteLogin(client, admin.email, admin.plainPassword);
     await client.adminLogin(admin.email, admin.plainPassword);
-    const before = client.cookie(SESSION);
+    const before = client.cookies.get(SESSION);
     await client.get('/admin');
     const response = await client.post('/admin/logout');
     assert.equal(response.statusCode, 303);
     assert.equal(response.headers.location, '/admin/login');
-    assert.notEqual(client.cookie(SESSION), before);
+    assert.notEqual(client.cookies.get(SESSION), before);
     assert.equal((await client.get('/dashboard')).statusCode, 200);
     assert.equal((await client.get('/admin')).headers.location, '/admin/login');
   });
 
   it('logging out of the site leaves the panel login', async () => {
     const admin = await createAdminByCli(t);
-    const client = new Client(t.app);
+    const client = new WebClient(t.app);
     await client.adminLogin(admin.email, admin.plainPassword);
     await siteLogin(client, admin.email, admin.plainPassword);
     await client.get('/dashboard');
@@ -128,12 +128,12 @@ describe('panel and site logins are separate', () => {
 
   it('gives a new session id at panel login, and the old one is worth nothing after it', async () => {
     const admin = await createAdminByCli(t);
-    const client = new Client(t.app);
+    const client = new WebClient(t.app);
     await client.get('/admin/login');
-    const planted = client.cookie(SESSION);
+    const planted = client.cookies.get(SESSION);
     assert.ok(planted, 'the login form stores its CSRF secret in a session');
     await client.post('/admin/login', { email: admin.email, password: admin.plainPassword });
-    assert.notEqual(client.cookie(SESSION), planted);
+    assert.notEqual(client.cookies.get(SESSION), planted);
     const replay = await t.app.inject({ method: 'GET', url: '/admin', headers: { cookie: `${SESSION}=${planted}` } });
     assert.equal(replay.statusCode, 302);
     assert.equal(replay.headers.location, '/admin/login');
@@ -141,7 +141,7 @@ describe('panel and site logins are separate', () => {
 
   it('keeps the site login through a panel login in the same browser', async () => {
     const admin = await createAdminByCli(t);
-    const client = new Client(t.app);
+    const client = new WebClient(t.app);
     await siteLogin(client, admin.email, admin.plainPassword);
     await client.adminLogin(admin.email, admin.plainPassword);
     assert.equal((await client.get('/dashboard')).statusCode, 200);
@@ -178,7 +178,7 @@ describe('the access check', () => {
     for (const url of ['/admin', '/admin/users', '/admin/posts/new']) {
       assert.equal((await client.get(url)).statusCode, 403, url);
     }
-    const write = await client.post('/admin/settings', { _token: token, key: 'after_demotion', type: 'text', value: 'x' });
+    const write = await client.post('/admin/settings', { key: 'after_demotion', type: 'text', value: 'x' }, { token: token ?? false });
     assert.equal(write.statusCode, 403);
     assert.equal(await t.app.services.admin.findSetting('after_demotion'), undefined);
   });
@@ -193,7 +193,7 @@ describe('the access check', () => {
 
   it('opens the panel to a user promoted with admin:promote, and only then', async () => {
     const user = await createUser(t.app);
-    const client = new Client(t.app);
+    const client = new WebClient(t.app);
     const refused = await client.submit('/admin/login', '/admin/login', { email: user.email, password: user.plainPassword });
     assert.equal(refused.statusCode, 422);
     const promote = await runInProcess(['admin:promote', user.email], { db: t.db, config: t.config });
@@ -227,7 +227,7 @@ describe('POST /admin/login', () => {
       { name: 'right password, not an administrator', email: user.email, password: user.plainPassword },
     ];
     for (const attempt of attempts) {
-      const client = new Client(t.app, `10.0.0.${attempts.indexOf(attempt) + 1}`);
+      const client = new WebClient(t.app, { remoteAddress: `10.0.0.${attempts.indexOf(attempt) + 1}` });
       const response = await client.submit('/admin/login', '/admin/login', { email: attempt.email, password: attempt.password });
       assert.equal(response.statusCode, 422, attempt.name);
       assert.equal(fieldError(response.body, 'email'), FAILED, attempt.name);
@@ -246,7 +246,7 @@ describe('POST /admin/login', () => {
   ];
   for (const row of invalid) {
     it(`shows an inline error with 422 for ${row.name}`, async () => {
-      const client = new Client(t.app);
+      const client = new WebClient(t.app);
       const response = await client.submit('/admin/login', '/admin/login', row.form);
       assert.equal(response.statusCode, 422);
       assert.equal(fieldError(response.body, row.field), row.message);
@@ -255,16 +255,16 @@ describe('POST /admin/login', () => {
   }
 
   it('shows the errors in French to a French visitor', async () => {
-    const client = new Client(t.app);
+    const client = new WebClient(t.app);
     await client.get('/admin/login', { 'accept-language': 'fr' });
-    const response = await client.post('/admin/login', { email: 'nobody@example.com', password: 'x' }, { 'accept-language': 'fr' });
+    const response = await client.post('/admin/login', { email: 'nobody@example.com', password: 'x' }, { headers: { 'accept-language': 'fr' } });
     assert.equal(fieldError(response.body, 'email'), 'Ces identifiants ne correspondent pas à nos enregistrements.');
     assert.match(response.body, /<html lang="fr">/);
   });
 
   it('refuses the sixth attempt in a minute with 429, without checking the password, even a right one', async () => {
     const admin = await createAdminByCli(t);
-    const client = new Client(t.app, '10.1.1.1');
+    const client = new WebClient(t.app, { remoteAddress: '10.1.1.1' });
     await client.get('/admin/login');
     for (let i = 0; i < 5; i += 1) {
       assert.equal((await client.post('/admin/login', { email: admin.email, password: `wrong ${i}` })).statusCode, 422);
@@ -281,7 +281,7 @@ describe('POST /admin/login', () => {
 
   it('counts the spellings of one email that differ in case in one bucket', async () => {
     const admin = await createAdminByCli(t, { email: 'bucket@example.com' });
-    const client = new Client(t.app, '10.1.1.2');
+    const client = new WebClient(t.app, { remoteAddress: '10.1.1.2' });
     await client.get('/admin/login');
     for (const email of ['bucket@example.com', 'BUCKET@example.com', 'Bucket@Example.com', 'bUcKeT@example.com', 'bucket@EXAMPLE.com']) {
       await client.post('/admin/login', { email, password: 'wrong' });
@@ -293,21 +293,21 @@ describe('POST /admin/login', () => {
   it('throttles per email and IP: another IP, or another email, may still try', async () => {
     const admin = await createAdminByCli(t);
     const other = await createAdminByCli(t);
-    const attacker = new Client(t.app, '10.1.1.3');
+    const attacker = new WebClient(t.app, { remoteAddress: '10.1.1.3' });
     await attacker.get('/admin/login');
     for (let i = 0; i < 6; i += 1) await attacker.post('/admin/login', { email: admin.email, password: 'wrong' });
     assert.equal((await attacker.post('/admin/login', { email: admin.email, password: admin.plainPassword })).statusCode, 429);
     assert.equal((await attacker.post('/admin/login', { email: other.email, password: other.plainPassword })).statusCode, 303);
-    await new Client(t.app, '10.1.1.4').adminLogin(admin.email, admin.plainPassword);
+    await new WebClient(t.app, { remoteAddress: '10.1.1.4' }).adminLogin(admin.email, admin.plainPassword);
   });
 
   it('forgets the failures of an email and IP after a successful login', async () => {
     const admin = await createAdminByCli(t);
-    const client = new Client(t.app, '10.1.1.5');
+    const client = new WebClient(t.app, { remoteAddress: '10.1.1.5' });
     await client.get('/admin/login');
     for (let i = 0; i < 4; i += 1) await client.post('/admin/login', { email: admin.email, password: 'wrong' });
     assert.equal((await client.post('/admin/login', { email: admin.email, password: admin.plainPassword })).statusCode, 303);
-    const again = new Client(t.app, '10.1.1.5');
+    const again = new WebClient(t.app, { remoteAddress: '10.1.1.5' });
     await again.get('/admin/login');
     for (let i = 0; i < 4; i += 1) assert.equal((await again.post('/admin/login', { email: admin.email, password: 'wrong' })).statusCode, 422);
     assert.equal((await again.post('/admin/login', { email: admin.email, password: admin.plainPassword })).statusCode, 303);
@@ -315,7 +315,7 @@ describe('POST /admin/login', () => {
 
   it('does not share its bucket with the site login', async () => {
     const admin = await createAdminByCli(t);
-    const client = new Client(t.app, '10.1.1.6');
+    const client = new WebClient(t.app, { remoteAddress: '10.1.1.6' });
     await client.get('/login');
     for (let i = 0; i < 6; i += 1) await client.post('/login', { email: admin.email, password: 'wrong password' });
     assert.equal((await client.post('/login', { email: admin.email, password: admin.plainPassword })).statusCode, 429);
@@ -351,9 +351,9 @@ describe('CSRF on panel forms', () => {
     ];
     const before = (await auditRows(t)).length;
     for (const [url, form] of forms) {
-      const missing = await client.post(url, { ...form, _token: undefined });
+      const missing = await client.post(url, form, { token: false });
       assert.equal(missing.statusCode, 419, `${url} without a token`);
-      const wrong = await client.post(url, { ...form, _token: 'not-the-token' });
+      const wrong = await client.post(url, form, { token: 'not-the-token' });
       assert.equal(wrong.statusCode, 419, `${url} with a wrong token`);
     }
     assert.equal(await t.app.services.users.findByEmail('mallory@example.com'), undefined);
@@ -368,9 +368,9 @@ describe('CSRF on panel forms', () => {
 
   it('refuses a login form posted without its token with 419', async () => {
     const admin = await createAdminByCli(t);
-    const client = new Client(t.app);
+    const client = new WebClient(t.app);
     await client.get('/admin/login');
-    const response = await client.post('/admin/login', { _token: undefined, email: admin.email, password: admin.plainPassword });
+    const response = await client.post('/admin/login', { email: admin.email, password: admin.plainPassword }, { token: false });
     assert.equal(response.statusCode, 419);
     assert.equal((await client.get('/admin')).headers.location, '/admin/login');
   });

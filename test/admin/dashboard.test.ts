@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildTestApp, createUser, type TestApp } from '../helpers.js';
-import type { Client } from './client.js';
+import type { WebClient } from '../support/client.js';
 import { signedInAdmin, type Admin } from './support.js';
 
 const stat = (html: string, id: string): number => Number(new RegExp(`id="stat-${id}">(\\d+)<`).exec(html)?.[1]);
@@ -11,7 +11,7 @@ const stat = (html: string, id: string): number => Number(new RegExp(`id="stat-$
 describe('/admin dashboard', () => {
   let t: TestApp;
   let admin: Admin;
-  let client: Client;
+  let client: WebClient;
   before(async () => {
     t = await buildTestApp({ SANCTUM_EXPIRATION: '60' });
     ({ admin, client } = await signedInAdmin(t, { name: 'Dash Admin' }));
@@ -75,7 +75,7 @@ describe('/admin dashboard', () => {
 
 describe('/admin/audit', () => {
   let t: TestApp;
-  let client: Client;
+  let client: WebClient;
   before(async () => {
     t = await buildTestApp();
     let admin: Admin;

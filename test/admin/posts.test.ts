@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { Post } from '../../src/db/types.js';
 import { buildTestApp, type TestApp } from '../helpers.js';
-import type { Client } from './client.js';
+import type { WebClient } from '../support/client.js';
 import { auditRows, decode, fieldError, signedInAdmin, type Admin } from './support.js';
 
 /** The post titles in the table of a posts page, in order. */
@@ -21,7 +21,7 @@ const apiSlugs = async (t: TestApp, locale = 'en'): Promise<string[]> => {
 
 describe('/admin/posts table', () => {
   let t: TestApp;
-  let client: Client;
+  let client: WebClient;
   before(async () => {
     t = await buildTestApp();
     let admin: Admin;
@@ -78,7 +78,7 @@ describe('/admin/posts table', () => {
 describe('/admin/posts editor and actions', () => {
   let t: TestApp;
   let admin: Admin;
-  let client: Client;
+  let client: WebClient;
   beforeEach(async () => {
     t = await buildTestApp();
     ({ admin, client } = await signedInAdmin(t));
@@ -137,12 +137,12 @@ describe('/admin/posts editor and actions', () => {
     const post = await t.app.services.posts.create(admin.id, { title: 'Toggle me', status: 'published', published_at: '2020-05-01T10:00:00.000Z' });
     assert.deepEqual(await apiSlugs(t), ['toggle-me']);
     await client.get('/admin/posts');
-    const off = await client.post(`/admin/posts/${post.id}/unpublish`, {}, { referer: 'http://localhost:3000/admin/posts?status=published' });
+    const off = await client.post(`/admin/posts/${post.id}/unpublish`, {}, { headers: { referer: 'http://localhost:3000/admin/posts?status=published' } });
     assert.equal(off.statusCode, 303);
     assert.equal(off.headers.location, '/admin/posts?status=published', 'back to the table it was on');
     assert.deepEqual(await apiSlugs(t), []);
     assert.equal((await t.app.services.admin.findPost(post.id))?.status, 'draft');
-    const on = await client.post(`/admin/posts/${post.id}/publish`, {}, { referer: 'https://elsewhere.example/x' });
+    const on = await client.post(`/admin/posts/${post.id}/publish`, {}, { headers: { referer: 'https://elsewhere.example/x' } });
     assert.equal(on.headers.location, '/admin/posts', 'never back to another site');
     assert.deepEqual(await apiSlugs(t), ['toggle-me']);
     assert.equal((await t.app.services.admin.findPost(post.id))?.published_at, '2020-05-01T10:00:00.000Z', 'publishing again keeps the date');
@@ -272,7 +272,7 @@ describe('/admin/posts editor and actions', () => {
 
 describe('/admin forms given a body that is not an object', () => {
   let t: TestApp;
-  let client: Client;
+  let client: WebClient;
   before(async () => {
     t = await buildTestApp();
     ({ client } = await signedInAdmin(t));
@@ -286,7 +286,7 @@ describe('/admin forms given a body that is not an object', () => {
         method: 'POST',
         url: '/admin/posts',
         payload,
-        headers: { 'content-type': 'application/json', 'x-csrf-token': client.csrf ?? '', cookie: `tessera_session=${client.cookie('tessera_session') ?? ''}` },
+        headers: { 'content-type': 'application/json', 'x-csrf-token': client.csrf ?? '', cookie: `tessera_session=${client.cookies.get('tessera_session') ?? ''}` },
       });
       assert.equal(response.statusCode, 422, response.body.slice(0, 200));
       const count = await t.db.kysely.selectFrom('posts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { buildTestApp, type TestApp } from '../helpers.js';
-import type { Client } from './client.js';
+import type { WebClient } from '../support/client.js';
 import { auditRows, fieldError, signedInAdmin } from './support.js';
 
 const publicSettings = async (t: TestApp): Promise<Record<string, unknown>> => {
@@ -14,7 +14,7 @@ const publicSettings = async (t: TestApp): Promise<Record<string, unknown>> => {
 
 describe('/admin/settings', () => {
   let t: TestApp;
-  let client: Client;
+  let client: WebClient;
   beforeEach(async () => {
     t = await buildTestApp();
     ({ client } = await signedInAdmin(t));

@@ -3,7 +3,7 @@
 import type { TestApp } from '../helpers.js';
 import { runInProcess } from '../cli/harness.js';
 import type { User } from '../../src/db/types.js';
-import { Client } from './client.js';
+import { WebClient } from '../support/client.js';
 
 let counter = 0;
 
@@ -23,9 +23,9 @@ export async function createAdminByCli(t: TestApp, fields: { name?: string; emai
 }
 
 /** A client signed in to the panel as a new administrator. */
-export async function signedInAdmin(t: TestApp, fields: { name?: string; email?: string } = {}): Promise<{ admin: Admin; client: Client }> {
+export async function signedInAdmin(t: TestApp, fields: { name?: string; email?: string } = {}): Promise<{ admin: Admin; client: WebClient }> {
   const admin = await createAdminByCli(t, fields);
-  const client = new Client(t.app);
+  const client = new WebClient(t.app);
   await client.adminLogin(admin.email, admin.plainPassword);
   return { admin, client };
 }

@@ -4,14 +4,14 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { bearer, buildTestApp, createUser, type TestApp } from '../helpers.js';
-import type { Client } from './client.js';
+import type { WebClient } from '../support/client.js';
 import { auditRows, signedInAdmin } from './support.js';
 
 const names = (html: string): string[] => [...html.matchAll(/<tr>\s*<td>([^<]+)<\/td>/g)].map((m) => m[1] ?? '');
 
 describe('/admin/tokens', () => {
   let t: TestApp;
-  let client: Client;
+  let client: WebClient;
   beforeEach(async () => {
     t = await buildTestApp({ SANCTUM_EXPIRATION: '60' });
     ({ client } = await signedInAdmin(t));

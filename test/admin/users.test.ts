@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { buildTestApp, createUser, type TestApp } from '../helpers.js';
-import type { Client } from './client.js';
+import type { WebClient } from '../support/client.js';
 import { auditRows, decode, fieldError, signedInAdmin, type Admin } from './support.js';
 
 /** The emails in the table of a users page, in order. */
@@ -11,7 +11,7 @@ const emailsOf = (html: string): string[] => [...html.matchAll(/<td>([^<]+@[^<]+
 
 describe('/admin/users table', () => {
   let t: TestApp;
-  let client: Client;
+  let client: WebClient;
   before(async () => {
     t = await buildTestApp();
     ({ client } = await signedInAdmin(t, { name: 'Zed Admin', email: 'zed.admin@example.com' }));
@@ -80,7 +80,7 @@ describe('/admin/users table', () => {
 describe('/admin/users create, edit, delete', () => {
   let t: TestApp;
   let admin: Admin;
-  let client: Client;
+  let client: WebClient;
   beforeEach(async () => {
     t = await buildTestApp();
     ({ admin, client } = await signedInAdmin(t));

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { bearer, createTestDatabase, createUser, issueToken, testConfig, type TestDatabase } from '../helpers.js';
-import { WebClient } from '../web/client.js';
+import { WebClient } from '../support/client.js';
 
 type Line = { level: number; msg: string; method?: string; path?: string; status?: number; ms?: number; user?: number | null; ip?: string; [key: string]: unknown };
 

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError } from '../../src/config.js';
 import { buildTestApp, testConfig } from '../helpers.js';
-import { Client } from '../admin/client.js';
+import { WebClient } from '../support/client.js';
 import { auditRows, createAdminByCli } from '../admin/support.js';
 
 describe('TRUSTED_PROXIES configuration', () => {
@@ -91,9 +91,9 @@ describe('the client address behind a reverse proxy', () => {
       const t = await buildTestApp({ TRUSTED_PROXIES: trusted });
       try {
         const admin = await createAdminByCli(t);
-        const client = new Client(t.app);
+        const client = new WebClient(t.app);
         await client.get('/admin/login');
-        const response = await client.post('/admin/login', { email: admin.email, password: admin.plainPassword }, { 'x-forwarded-for': CLIENT_A });
+        const response = await client.post('/admin/login', { email: admin.email, password: admin.plainPassword }, { headers: { 'x-forwarded-for': CLIENT_A } });
         assert.equal(response.statusCode, 303, response.body);
         const login = (await auditRows(t)).find((row) => row.action === 'admin.login');
         assert.equal(login?.ip, expected);

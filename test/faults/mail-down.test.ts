@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import { buildApp } from '../../src/app.js';
 import { createTestDatabase, createUser, testConfig, type TestApp } from '../helpers.js';
 import { freePort } from '../support/browser.js';
-import { WebClient, statusMessage } from '../web/client.js';
+import { WebClient, statusMessage } from '../support/client.js';
 
 const SENT = 'If an account exists for that email address, we have emailed a password reset link to it.';
 

@@ -17,10 +17,9 @@ import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { rateLimitNamespace } from '../../src/modules/rate-limit/redis.js';
-import { Client } from '../admin/client.js';
 import { createTestDatabase, createUser, testConfig, type TestDatabase } from '../helpers.js';
 import { freePort } from '../support/browser.js';
-import { WebClient } from '../web/client.js';
+import { WebClient } from '../support/client.js';
 import { login } from '../web/support.js';
 
 const TOO_MANY = '{"message":"Too Many Attempts.","errors":{}}';
@@ -281,7 +280,7 @@ describe('the rate-limit store going away while the service runs', { skip }, () 
     siteStatuses.push((await site.post('/login', { email: member.email, password: member.plainPassword })).statusCode);
     assert.deepEqual(siteStatuses, [422, 422, 422, 422, 422, 429], '/login');
 
-    const panel = new Client(t.app, freshIp());
+    const panel = new WebClient(t.app, { remoteAddress: freshIp() });
     await panel.get('/admin/login');
     const panelStatuses = [];
     for (let i = 0; i < 5; i += 1) panelStatuses.push((await panel.post('/admin/login', { email: admin.email, password: 'wrong-password' })).statusCode);

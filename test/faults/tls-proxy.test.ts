@@ -8,7 +8,7 @@ import { t } from '../../src/modules/i18n/translator.js';
 import { SESSION_COOKIE } from '../../src/plugins/session.js';
 import { buildTestApp, type TestApp } from '../helpers.js';
 import { createSharedDatabase, startServerProcess, type SharedDatabase } from '../load/server-process.js';
-import { WebClient, decodeEntities } from '../web/client.js';
+import { WebClient, decodeEntities } from '../support/client.js';
 import { mainOf } from '../web/support.js';
 
 const APP_URL = 'https://tessera.example.test';

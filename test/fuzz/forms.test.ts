@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions } from 'fastify';
 import { createUser, type TestApp } from '../helpers.js';
-import { WebClient } from '../web/client.js';
+import { WebClient } from '../support/client.js';
 import { anyValue, asText, contentTypes, encode, NASTY_STRINGS, oddHeaders, prototypeKeyFields, queryStrings, rawBodies } from './arbitraries.js';
 import { buildAppWithRoutes, diffSnapshots, figures, fillPath, isApiRoute, isErrorEnvelope, isUnsafe, snapshotDatabase, type RouteInfo, type Snapshot } from '../security/support.js';
 

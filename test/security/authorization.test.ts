@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bearer, createUser, issueToken, type TestApp } from '../helpers.js';
-import { WebClient } from '../web/client.js';
+import { WebClient } from '../support/client.js';
 import { login } from '../web/support.js';
 import {
   UNAUTHORIZED,

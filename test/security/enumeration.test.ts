@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildTestApp, createUser, type TestApp } from '../helpers.js';
-import { WebClient } from '../web/client.js';
+import { WebClient } from '../support/client.js';
 import { startMailServer, type MailServer } from '../web/mail-server.js';
 import { figures } from './support.js';
 

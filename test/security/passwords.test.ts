@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import bcrypt from 'bcryptjs';
 import { commonPasswordCount, isCommonPassword } from '../../src/modules/passwords/common-passwords.js';
 import { bearer, buildTestApp, createUser, issueToken, type TestApp } from '../helpers.js';
-import { WebClient } from '../web/client.js';
+import { WebClient } from '../support/client.js';
 import { linkIn, startMailServer, type MailServer } from '../web/mail-server.js';
 import { login } from '../web/support.js';
 

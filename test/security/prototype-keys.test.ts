@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { bearer, createUser, issueToken, type TestApp } from '../helpers.js';
-import { WebClient } from '../web/client.js';
+import { WebClient } from '../support/client.js';
 import { asText, PROTOTYPE_KEYS, PROTOTYPE_KEY_SAMPLES } from '../fuzz/arbitraries.js';
 import { buildAppWithRoutes, fillPath, isApiRoute, isErrorEnvelope, isUnsafe, percentEncode, type RouteInfo } from './support.js';
 

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { hashSecret } from '../../src/modules/tokens/token-string.js';
 import { bearer, buildTestApp, createTestDatabase, createUser, issueToken, testConfig, type TestApp } from '../helpers.js';
-import { WebClient, decodeEntities, type CookieRecord, fieldError, fieldValue, statusMessage } from './client.js';
+import { WebClient, decodeEntities, fieldError, fieldValue, statusMessage } from '../support/client.js';
 import { login, mainOf, sessionIdOf, sessionRow } from './support.js';
 
 const PAGE = '/user/api-tokens';
@@ -52,8 +52,8 @@ describe('API tokens page', () => {
   const rowsOf = (userId: number) => t.db.kysely.selectFrom('personal_access_tokens').selectAll().where('user_id', '=', userId).orderBy('id').execute();
 
   /** Creates a token through the form and returns the plaintext the next page shows. */
-  const create = async (client: WebClient, form: Record<string, string> | URLSearchParams, app = t.app) => {
-    const response = await postForm(app, client, PAGE, form);
+  const create = async (client: WebClient, form: Record<string, string> | URLSearchParams) => {
+    const response = await client.post(PAGE, form);
     assert.equal(response.statusCode, 303, response.body);
     assert.equal(response.headers.location, PAGE);
     const page = await client.follow(response);
@@ -161,7 +161,7 @@ describe('API tokens page', () => {
       const client = new WebClient(app.app);
       await login(client, user.email, 'token-page-password');
       await client.get(PAGE);
-      await create(client, { name: 'fresh' }, app.app);
+      await create(client, { name: 'fresh' });
       const old = await app.app.services.tokens.issue(user.id, 'old', ['posts:read']);
       await app.db.kysely.updateTable('personal_access_tokens').set({ created_at: new Date(Date.now() - 2 * 3_600_000).toISOString() }).where('id', '=', old.id).execute();
       const rows = listedTokens((await client.get(PAGE)).body);
@@ -269,7 +269,7 @@ describe('API tokens page', () => {
   for (const test of invalid) {
     it(`answers the form again with 422 for ${test.name}, keeping what was typed`, async () => {
       const { user, client } = await loggedIn();
-      const response = await postForm(t.app, client, PAGE, new URLSearchParams([...test.form, ['abilities', 'posts:write']]));
+      const response = await client.post(PAGE, new URLSearchParams([...test.form, ['abilities', 'posts:write']]));
       assert.equal(response.statusCode, 422);
       assert.equal(test.field === 'abilities' ? /id="field-abilities-error">([^<]*)</.exec(response.body)?.[1] : fieldError(response.body, test.field), test.message);
       if (test.field === 'abilities') assert.match(response.body, /<fieldset class="abilities has-error" aria-describedby="field-abilities-error">/);
@@ -389,23 +389,3 @@ describe('API tokens page logging', () => {
     assert.ok(!log.includes(secret), 'the secret is not in the log');
   });
 });
-
-/**
- * Posts a form that may repeat a field (several ticked boxes), with the page's CSRF token and
- * the client's cookies; WebClient.post takes one value per field.
- */
-async function postForm(app: FastifyInstance, client: WebClient, url: string, form: Record<string, string> | URLSearchParams) {
-  const body = new URLSearchParams(form);
-  if (client.csrf !== null) body.set('_token', client.csrf);
-  const response = await app.inject({
-    method: 'POST',
-    url,
-    payload: body.toString(),
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: client.cookieHeader() },
-  });
-  for (const set of response.cookies as CookieRecord[]) {
-    if (set.value === '' || (set.maxAge !== undefined && set.maxAge <= 0)) client.cookies.delete(set.name);
-    else client.cookies.set(set.name, set.value);
-  }
-  return response;
-}

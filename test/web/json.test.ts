@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { REMEMBER_COOKIE } from '../../src/http/web/remember.js';
 import { createUser, type TestApp } from '../helpers.js';
-import { WebClient } from './client.js';
+import { WebClient } from '../support/client.js';
 import { linkIn, type MailServer } from './mail-server.js';
 import { appWithMail, closeAppWithMail, isLoggedIn } from './support.js';
 

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyRequest } from 'fastify';
 import { takeIntended } from '../../src/http/web/forms.js';
 import { buildTestApp, createUser, type TestApp } from '../helpers.js';
-import { WebClient, fieldError, fieldValue } from './client.js';
+import { WebClient, fieldError, fieldValue } from '../support/client.js';
 import { isLoggedIn, login, sessionIdOf, sessionRow } from './support.js';
 
 const FAILED = 'These credentials do not match our records.';

@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { MailService, composeMail } from '../../src/modules/mail/mail.service.js';
 import { LogMailer, SmtpMailer, type MailLogger } from '../../src/modules/mail/mailer.js';
 import { TEST_APP_KEY, createTestDatabase, createUser, testConfig } from '../helpers.js';
-import { WebClient } from './client.js';
+import { WebClient } from '../support/client.js';
 import { startMailServer, type MailServer } from './mail-server.js';
 
 const URL_WITH_QUERY = 'https://app.example/reset-password/tok3n?email=a%2Bb%40example.com&x=1';

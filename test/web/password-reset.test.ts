@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { REMEMBER_COOKIE } from '../../src/http/web/remember.js';
 import { buildApp } from '../../src/app.js';
 import { bearer, createTestDatabase, createUser, issueToken, testConfig, type TestApp } from '../helpers.js';
-import { WebClient, alertText, fieldError, fieldValue, statusMessage } from './client.js';
+import { WebClient, alertText, fieldError, fieldValue, statusMessage } from '../support/client.js';
 import { linkIn, type MailServer } from './mail-server.js';
 import { appWithMail, closeAppWithMail, isLoggedIn, login, sessionIdOf, sessionRow } from './support.js';
 

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { REMEMBER_COOKIE } from '../../src/http/web/remember.js';
 import { SESSION_COOKIE } from '../../src/plugins/session.js';
 import { bearer, createUser, issueToken, type TestApp } from '../helpers.js';
-import { WebClient, fieldError, fieldValue, statusMessage } from './client.js';
+import { WebClient, fieldError, fieldValue, statusMessage } from '../support/client.js';
 import { linkIn, type MailServer } from './mail-server.js';
 import { appWithMail, closeAppWithMail, isLoggedIn, login, sessionIdOf, sessionRow } from './support.js';
 

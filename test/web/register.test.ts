@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createUser, type TestApp } from '../helpers.js';
-import { WebClient, fieldError, fieldValue } from './client.js';
+import { WebClient, fieldError, fieldValue } from '../support/client.js';
 import type { MailServer } from './mail-server.js';
 import { appWithMail, closeAppWithMail, isLoggedIn } from './support.js';
 

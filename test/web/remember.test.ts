@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { REMEMBER_COOKIE } from '../../src/http/web/remember.js';
 import { SESSION_COOKIE } from '../../src/plugins/session.js';
 import { buildTestApp, createUser, type TestApp } from '../helpers.js';
-import { WebClient, setCookie } from './client.js';
+import { WebClient, setCookie } from '../support/client.js';
 import { isLoggedIn, login } from './support.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { REMEMBER_COOKIE } from '../../src/http/web/remember.js';
 import { SESSION_COOKIE } from '../../src/plugins/session.js';
 import { buildTestApp, createTestDatabase, createUser, testConfig, type TestApp } from '../helpers.js';
-import { WebClient, setCookie } from './client.js';
+import { WebClient, setCookie } from '../support/client.js';
 import { isLoggedIn, login, mainOf, sessionIdOf, sessionRow } from './support.js';
 
 describe('logout', () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { Db } from '../../src/db/connect.js';
 import { SESSION_COOKIE } from '../../src/plugins/session.js';
 import { buildTestApp, type TestApp } from '../helpers.js';
-import type { WebClient } from './client.js';
+import type { WebClient } from '../support/client.js';
 import { startMailServer, type MailServer } from './mail-server.js';
 
 /** A test app whose smtp mailer delivers to a real SMTP server on loopback. */

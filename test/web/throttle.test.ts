@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { MemoryThrottleStore, Throttle, throttleEmail } from '../../src/modules/throttle/throttle.js';
 import { buildTestApp, createTestDatabase, createUser, testConfig, type TestApp } from '../helpers.js';
-import { WebClient, fieldError } from './client.js';
+import { WebClient, fieldError } from '../support/client.js';
 import { isLoggedIn } from './support.js';
 
 const THROTTLE = /^Too many login attempts\. Please try again in (\d+) seconds\.$/;

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { checkSignature, signedUrl } from '../../src/modules/verification/signed-url.js';
 import { buildTestApp, createUser, type TestApp } from '../helpers.js';
-import { WebClient, alertText, statusMessage } from './client.js';
+import { WebClient, alertText, statusMessage } from '../support/client.js';
 import { linkIn, type MailServer } from './mail-server.js';
 import { appWithMail, closeAppWithMail, login, mainOf, sessionIdOf } from './support.js';
 

@@ -1,6 +1,6 @@
-// A small browser for app.inject: keeps cookies between requests (honouring deletions and
-// Max-Age), scrapes the CSRF token of the last page with a form, and posts urlencoded forms
-// with it, as a browser with JavaScript turned off would.
+// A small browser for app.inject, shared by the site, panel and security tests: keeps cookies
+// between requests (honouring deletions and Max-Age), scrapes the CSRF token of the last page
+// with a form, and posts urlencoded forms with it, as a browser with JavaScript turned off would.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 
 export type CookieRecord = {
@@ -13,6 +13,9 @@ export type CookieRecord = {
   secure?: boolean;
   sameSite?: string;
 };
+
+/** Form fields; an undefined value is left out, URLSearchParams may repeat a field (ticked boxes). */
+export type FormFields = Record<string, string | undefined> | URLSearchParams;
 
 export type PostOptions = {
   /** The CSRF token to send: the scraped one by default; false sends none. */
@@ -43,9 +46,11 @@ export class WebClient {
   }
 
   /** Posts a form; `_token` is added unless options.token is false. */
-  async post(url: string, form: Record<string, string> = {}, options: PostOptions = {}): Promise<LightMyRequestResponse> {
+  async post(url: string, form: FormFields = {}, options: PostOptions = {}): Promise<LightMyRequestResponse> {
     const token = options.token === undefined ? this.csrf : options.token;
-    const body = new URLSearchParams(form);
+    const body = new URLSearchParams();
+    const fields = form instanceof URLSearchParams ? [...form] : Object.entries(form);
+    for (const [name, value] of fields) if (value !== undefined) body.append(name, value);
     if (token !== false && token !== null) body.set('_token', token);
     return this.send({
       method: 'POST',
@@ -63,6 +68,22 @@ export class WebClient {
       payload: JSON.stringify(json),
       headers: { 'content-type': 'application/json', accept: 'application/json', ...(this.csrf === null ? {} : { 'x-csrf-token': this.csrf }) },
     });
+  }
+
+  /** Opens the page of a form first (for its CSRF token), then posts it. */
+  async submit(pageUrl: string, action: string, form: FormFields, options: PostOptions = {}): Promise<LightMyRequestResponse> {
+    const page = await this.get(pageUrl);
+    if (page.statusCode !== 200) throw new Error(`GET ${pageUrl} answered ${page.statusCode}`);
+    return this.post(action, form, options);
+  }
+
+  /** Signs in to the panel and opens the page it leads to; throws unless the login succeeds. */
+  async adminLogin(email: string, password: string): Promise<LightMyRequestResponse> {
+    const response = await this.submit('/admin/login', '/admin/login', { email, password });
+    if (response.statusCode !== 303) throw new Error(`admin login failed: ${response.statusCode}`);
+    // The login gave a new session (and CSRF secret): the next page holds the token that works now.
+    await this.get(String(response.headers.location));
+    return response;
   }
 
   /** GETs the Location of a redirect. */
