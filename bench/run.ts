@@ -151,7 +151,7 @@ async function benchWorkers(database: string, data: BenchData): Promise<{ rows: 
   const one = await startWorkers(database, 1);
   const two = await startWorkers(database, 2);
   // 50 connections on both sides: with 10, each of two workers would get 5 and answer them in
-  // smaller batches (src/plugins/response-batch.ts) than one process gets 10.
+  // smaller batches (src/perf/response-batch.ts) than one process gets 10.
   const side = (workers: 1 | 2, pipeline: number): Side => ({
     label: `GET /api/user, WEB_CONCURRENCY=${workers}, ${WORKER_CONNECTIONS} connections${pipeline > 1 ? `, ${pipeline} requests pipelined on each` : ''}`,
     targets: [workers === 1 ? one : two],

@@ -15,7 +15,7 @@ import { apiGuardPlugin } from './plugins/api-guard.js';
 import { errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { requestLogPlugin } from './plugins/request-log.js';
-import { responseBatchPlugin } from './plugins/response-batch.js';
+import { responseBatchPlugin } from './perf/response-batch.js';
 import { serverLimitOptions } from './plugins/server-limits.js';
 import { shutdownPlugin } from './plugins/shutdown.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
@@ -28,7 +28,7 @@ import { webGuards } from './plugins/web-guard.js';
 import './plugins/types.js';
 import { createServices } from './services.js';
 import type { Mailer } from './modules/mail/mailer.js';
-import { LogDestination } from './log-destination.js';
+import { LogDestination } from './perf/log-destination.js';
 
 export type BuildOptions = {
   /** An open database to use (tests); otherwise one is opened from config.databaseUrl. */

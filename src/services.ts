@@ -10,6 +10,7 @@ import { DbSessionStore } from './modules/sessions/session-store.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { TokenService } from './modules/tokens/tokens.service.js';
 import { UserService } from './modules/users/users.service.js';
+import { keptPublicPages, keptTokenLookup } from './perf/kept-reads.js';
 
 export type Services = AccountServices & {
   users: UserService;
@@ -24,8 +25,9 @@ export type Services = AccountServices & {
 export function createServices(db: Db, config: Config, options: AccountServiceOptions = {}): Services {
   const core = {
     users: new UserService(db),
-    tokens: new TokenService(db, config),
-    posts: new PostService(db),
+    // The two hottest reads are kept in memory while the database is unchanged (src/perf/).
+    tokens: new TokenService(db, config, keptTokenLookup(db, config)),
+    posts: new PostService(db, keptPublicPages(db)),
     settings: new SettingsService(db),
     sessions: new DbSessionStore(db, config.sessionLifetimeMinutes, config.sessionAbsoluteLifetimeMinutes),
     audit: new AuditService(db),

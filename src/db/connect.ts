@@ -5,8 +5,9 @@ import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
 import pg from 'pg';
-import { CommitWatch } from './commit-watch.js';
-import { PostgresChanges, SqliteChanges, type ChangeSource } from './read-cache.js';
+import { CommitWatch } from '../perf/commit-watch.js';
+import { PostgresChanges, SqliteChanges, type ChangeSource } from '../perf/read-cache.js';
+import { withStatementCache } from '../perf/statement-cache.js';
 import type { Database } from './types.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -16,11 +17,11 @@ export type Db = {
   dialect: Dialect;
   /** Present on SQLite: the better-sqlite3 handle Kysely uses. */
   sqlite: SQLite.Database | null;
-  /** Present on SQLite: says when other connections have committed (src/db/commit-watch.ts). */
+  /** Present on SQLite: says when other connections have committed (src/perf/commit-watch.ts). */
   commits: CommitWatch | null;
   /** Present on PostgreSQL: the pool Kysely uses. */
   pool: pg.Pool | null;
-  /** Says whether the database changed, for the read caches (src/db/read-cache.ts). */
+  /** Says whether the database changed, for the read caches (src/perf/read-cache.ts). */
   changes: ChangeSource;
   close(): Promise<void>;
 };
@@ -50,31 +51,6 @@ const pgTypes = {
 function sqlitePath(url: string): string {
   const path = url.replace(/^sqlite:(\/\/)?/, '');
   return path === ':memory:' || path === '' ? ':memory:' : resolve(path);
-}
-
-// Kysely's SQLite driver prepares every statement anew (~25 µs each); the app runs a few dozen
-// distinct statements, so each is prepared once and kept (least recently used beyond 256).
-// Reusing a statement is safe: the driver runs one query at a time on its single connection.
-function withStatementCache(handle: SQLite.Database, size = 256): SQLite.Database {
-  const cache = new Map<string, SQLite.Statement>();
-  const prepare = (source: string): SQLite.Statement => {
-    let statement = cache.get(source);
-    if (statement !== undefined) {
-      cache.delete(source);
-    } else {
-      statement = handle.prepare(source);
-      if (cache.size >= size) cache.delete(cache.keys().next().value as string);
-    }
-    cache.set(source, statement);
-    return statement;
-  };
-  return new Proxy(handle, {
-    get(target, property) {
-      if (property === 'prepare') return prepare;
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
 }
 
 /** Connects to the database named by `url` (sqlite:./file.db, sqlite::memory:, postgres://…). */

@@ -1,22 +1,12 @@
 // Authentication of API routes. Every /api route declares `config.auth` (see RouteAuth); one
 // without it stops the app at start-up, so no route is public by accident.
-import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, preValidationHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
+import { then } from '../modules/shared/maybe-promise.js';
 import { can } from '../modules/tokens/abilities.js';
+import { parseBearer, type TokenCredentials } from '../modules/tokens/token-string.js';
 import { forbidden, unauthenticated } from '../modules/shared/errors.js';
 import type { ApiCaller, RouteAuth } from './types.js';
-
-/**
- * The bearer token of a request, or null. The scheme is matched exactly ("Bearer", one space,
- * one token): Laravel accepts any case, but a strict form leaves no variant for a proxy or a
- * log filter to treat differently; tokens in cookies or query parameters are never read.
- */
-export function bearerToken(request: FastifyRequest): string | null {
-  const header = request.headers.authorization;
-  if (header === undefined || !header.startsWith('Bearer ')) return null;
-  const token = header.slice(7);
-  return token === '' || /\s/.test(token) ? null : token;
-}
 
 /**
  * A hook that resolves the caller some other way (first-party session cookies); null if none.
@@ -29,19 +19,30 @@ declare module 'fastify' {
     /** Resolvers tried, in order, when a request carries no bearer token. */
     apiCallerResolvers: CallerResolver[];
   }
+  interface FastifyRequest {
+    /**
+     * The bearer token of an /api request, parsed once, first thing (the rate limit buckets by
+     * its id): null without an Authorization header, 'invalid' for another scheme or a malformed token.
+     */
+    credentials: TokenCredentials | 'invalid' | null;
+  }
 }
 
 export const apiGuardPlugin = fp(async (app: FastifyInstance) => {
   app.decorateRequest('caller', null);
+  app.decorateRequest('credentials', null);
   app.decorate<CallerResolver[]>('apiCallerResolvers', []);
+  const prefix = app.config.tokenPrefix;
+  const { tokens } = app.services;
 
-  const resolve = async (request: FastifyRequest, reply: FastifyReply): Promise<ApiCaller | null | 'invalid'> => {
-    const token = bearerToken(request);
-    if (token !== null) {
-      // A bearer token is authoritative: whatever cookies come with it are ignored.
-      return (await app.services.tokens.authenticate(token)) ?? 'invalid';
-    }
-    if (request.headers.authorization !== undefined) return 'invalid';
+  const readCredentials: onRequestHookHandler = (request, _reply, done) => {
+    request.credentials = parseBearer(request.headers.authorization, prefix);
+    done();
+  };
+
+  // The caller of a request without a bearer token: a resolver's (a first-party session
+  // cookie), or null.
+  const resolve = async (request: FastifyRequest, reply: FastifyReply): Promise<ApiCaller | null> => {
     for (const resolver of app.apiCallerResolvers) {
       const caller = await resolver(request, reply);
       if (caller !== null) return caller;
@@ -50,8 +51,11 @@ export const apiGuardPlugin = fp(async (app: FastifyInstance) => {
   };
 
   app.addHook('onRoute', (route) => {
-    const auth = route.config?.auth as RouteAuth | undefined;
     if (!route.url.startsWith('/api')) return;
+    // First of the route's onRequest hooks, whatever registered its own before.
+    const onRequest = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    route.onRequest = [readCredentials, ...onRequest];
+    const auth = route.config?.auth as RouteAuth | undefined;
     if (auth === undefined) throw new Error(`Route ${String(route.method)} ${route.url} declares no config.auth guard.`);
     if (auth === 'public') return;
     // preValidation: authentication comes before the body is validated, so a caller without a
@@ -73,24 +77,26 @@ export const apiGuardPlugin = fp(async (app: FastifyInstance) => {
       if (typeof auth === 'object' && !can(caller.abilities, auth.ability)) return forbidden();
       return null;
     };
+    // Callback style, answered at once when the caller is known at once (a token the lookup
+    // keeps; no credentials at all, as every resolver reads a cookie): a promise would cost
+    // microtask turns on every request.
     const guard: preValidationHookHandler = (request, reply, done) => {
-      // Callback style, and answered at once where it can be: a kept token
-      // (tokens.authenticateKept), or a request with no credentials at all (every resolver reads
-      // a session cookie). The asynchronous path costs promises and microtask turns.
-      const token = bearerToken(request);
-      let quick: ApiCaller | null | 'invalid' | undefined;
-      if (token !== null) {
-        const kept = app.services.tokens.authenticateKept(token);
-        quick = kept === undefined ? undefined : (kept ?? 'invalid');
-      } else if (request.headers.authorization === undefined && request.headers.cookie === undefined) {
-        quick = null;
-      }
-      if (quick !== undefined) {
-        done(admit(request, reply, quick) ?? undefined);
+      const credentials = request.credentials;
+      // A bearer token is authoritative: whatever cookies come with it are ignored.
+      const caller =
+        credentials === 'invalid'
+          ? 'invalid'
+          : credentials !== null
+            ? then(tokens.authenticate(credentials), (found) => found ?? 'invalid')
+            : request.headers.cookie === undefined
+              ? null
+              : resolve(request, reply);
+      if (!(caller instanceof Promise)) {
+        done(admit(request, reply, caller) ?? undefined);
         return;
       }
-      resolve(request, reply).then(
-        (caller) => done(admit(request, reply, caller) ?? undefined),
+      caller.then(
+        (found) => done(admit(request, reply, found) ?? undefined),
         (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
       );
     };

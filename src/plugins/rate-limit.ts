@@ -23,9 +23,6 @@ export const TOO_MANY_ATTEMPTS = 'Too Many Attempts.';
 // The routes whose handler checks a password (a sign-in, the current password of a change).
 const CREDENTIAL_ROUTES = new Set(['POST /api/tokens', 'PUT /api/user/password']);
 
-// `Bearer <id>|<secret>`: only the id is read. The scheme is matched as the API guard does.
-const BEARER_ID = /^Bearer ([1-9][0-9]{0,9})\|\S+$/;
-
 type Check = Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimit']>>>;
 type Limiter = (request: FastifyRequest) => Promise<Check>;
 
@@ -33,11 +30,13 @@ function clientIp(request: FastifyRequest): string {
   return normalizeIP(request.ip);
 }
 
-/** The bucket of an API request: its token id when it carries one, else its IP. */
+/**
+ * The bucket of an API request: the id of its well-formed bearer token (parsed by the API guard
+ * before any limit, plugins/api-guard.ts; the secret is never part of a key), else its IP.
+ */
 export function apiBucket(request: FastifyRequest): string {
-  const header = request.headers.authorization;
-  const match = header === undefined ? null : BEARER_ID.exec(header);
-  return match === null ? `ip:${clientIp(request)}` : `token:${match[1]}`;
+  const credentials = request.credentials;
+  return credentials === null || credentials === 'invalid' ? `ip:${clientIp(request)}` : `token:${credentials.id}`;
 }
 
 function tooManyAttempts(limit: number, retryAfterSeconds: number): AppError {

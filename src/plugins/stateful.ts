@@ -10,9 +10,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { User } from '../db/types.js';
-import type { AuthUser } from '../modules/tokens/tokens.service.js';
+import type { AuthUser } from '../modules/users/auth-user.js';
 import { NoContent } from '../http/api/schemas.js';
-import { bearerToken } from './api-guard.js';
 import { assertCsrf } from './web-guard.js';
 import { SESSION_COOKIE, readSession, type StoredSessionData } from './session.js';
 
@@ -76,7 +75,7 @@ export const statefulPlugin = fp(
 
     app.apiCallerResolvers.push(async (request, reply) => {
       // The api guard asks only when no Authorization header came: a bearer token always wins.
-      if (bearerToken(request) !== null || !isFromStatefulFrontend(request, domains)) return null;
+      if (request.credentials !== null || !isFromStatefulFrontend(request, domains)) return null;
       const session = await readSession(app, request);
       const id = session?.userId;
       if (session === null || typeof id !== 'number') return null;

@@ -3,7 +3,7 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { Ability } from '../modules/tokens/abilities.js';
-import type { AuthUser } from '../modules/tokens/tokens.service.js';
+import type { AuthUser } from '../modules/users/auth-user.js';
 import type { Services } from '../services.js';
 
 /**

@@ -235,7 +235,7 @@ describe('/admin/users create, edit, delete', () => {
     const response = await client.post(`/admin/users/${user.id}/delete`);
     assert.equal(response.statusCode, 303);
     assert.equal(await t.app.services.users.findById(user.id), undefined);
-    assert.equal(await t.app.services.tokens.authenticate(token.plaintext), null);
+    assert.equal(await t.app.services.tokens.authenticate(t.app.services.tokens.parse(token.plaintext)), null);
     const orphan = await t.app.services.admin.findPost(post.id);
     assert.equal(orphan?.author_id, null);
     const [line] = await auditRows(t);

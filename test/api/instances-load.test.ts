@@ -2,7 +2,7 @@
 // instance A, instance B revokes a token (or changes a post). Every request to A that was sent
 // after B acknowledged the change must see it — on SQLite and on PostgreSQL, where A answers
 // from memory after one shared look at the change counter per event-loop turn
-// (src/db/read-cache.ts).
+// (src/perf/read-cache.ts).
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';

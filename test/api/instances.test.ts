@@ -1,7 +1,7 @@
 // Two instances of the service on one database (a SQLite file both open, or one PostgreSQL
 // schema): whatever one instance — or the CLI, another process writing to the database — changes
 // about a token, its user or a post holds for the other from its very next request. On SQLite the
-// instances keep token lookups and pages of the post list in memory (src/db/read-cache.ts): these
+// instances keep token lookups and pages of the post list in memory (src/perf/read-cache.ts): these
 // tests are what proves the cache honours a revocation at once, in every instance.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,12 +1,12 @@
 // Responses finished in one event-loop turn are written together at its end
-// (src/plugins/response-batch.ts), on a real server and real sockets: requests written on several
+// (src/perf/response-batch.ts), on a real server and real sockets: requests written on several
 // connections in one go reach the server in one poll of its event loop.
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { responseBatchPlugin } from '../../src/plugins/response-batch.js';
+import { responseBatchPlugin } from '../../src/perf/response-batch.js';
 import { createTestDatabase, testConfig, type TestDatabase } from '../helpers.js';
 
 /** The order in which the server handled and finished sending each numbered request. */

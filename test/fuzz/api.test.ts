@@ -163,9 +163,9 @@ describe('fuzzing the JSON API', () => {
   // passwords reset, posts re-created; then a new baseline is taken.
   const refresh = async () => {
     const issue = async (userId: number, abilities: string[], current: string) => {
-      if (current !== '' && (await t.app.services.tokens.authenticate(current)) !== null) return current;
+      if (current !== '' && (await t.app.services.tokens.authenticate(t.app.services.tokens.parse(current))) !== null) return current;
       const { plaintext } = await t.app.services.tokens.issue(userId, 'fuzz', abilities);
-      await t.app.services.tokens.authenticate(plaintext); // first use stamps last_used_at now
+      await t.app.services.tokens.authenticate(t.app.services.tokens.parse(plaintext)); // first use stamps last_used_at now
       return plaintext;
     };
     const writer = await createUserOnce('writer');

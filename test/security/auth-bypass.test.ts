@@ -65,7 +65,7 @@ describe('authentication bypass attempts', () => {
       .values({ author_id: me.id, title: 'A post', slug, excerpt: '', body: '', locale: 'en', status: 'published', published_at: now, created_at: now, updated_at: now })
       .execute();
     // Each valid token is used once, so its last_used_at is not written during the attempts.
-    for (const token of [mine, theirs]) await t.app.services.tokens.authenticate(token);
+    for (const token of [mine, theirs]) await t.app.services.tokens.authenticate(t.app.services.tokens.parse(token));
 
     const { id, secret } = split(mine);
     const bearer = (value: string) => ({ authorization: `Bearer ${value}` });

@@ -48,7 +48,7 @@ describe('object-level authorization', () => {
     admin = await createUser(t.app, { name: 'Admin', admin: true });
     aliceToken = await issueToken(t.app, alice.email, alice.plainPassword, 'alice-phone');
     aliceTokenId = Number(aliceToken.split('|')[0]);
-    await t.app.services.tokens.authenticate(aliceToken);
+    await t.app.services.tokens.authenticate(t.app.services.tokens.parse(aliceToken));
     const now = new Date().toISOString();
     const draft = await t.db.kysely
       .insertInto('posts')
@@ -130,7 +130,7 @@ describe('object-level authorization', () => {
     const failures: string[] = [];
     for (const [who, userId, abilities] of callers) {
       const { plaintext } = await t.app.services.tokens.issue(userId, 'writer', abilities);
-      await t.app.services.tokens.authenticate(plaintext);
+      await t.app.services.tokens.authenticate(t.app.services.tokens.parse(plaintext));
       const base = await snapshotDatabase(t.db);
       for (const route of writes) {
         const response = await t.app.inject({

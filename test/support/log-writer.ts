@@ -1,6 +1,6 @@
 // Child process of test/unit/log-destination.test.ts: writes LINES log lines of about 300 bytes
 // to stdout through a LogDestination (`shared` when SHARED=1), as fast as it can, then closes.
-import { LogDestination } from '../../src/log-destination.js';
+import { LogDestination } from '../../src/perf/log-destination.js';
 
 const id = process.env.WRITER ?? '?';
 const lines = Number(process.env.LINES ?? 20_000);

@@ -1,4 +1,4 @@
-// The commit watch (src/db/commit-watch.ts) on real SQLite files: a commit by another process
+// The commit watch (src/perf/commit-watch.ts) on real SQLite files: a commit by another process
 // is seen at the next look, nothing else moves it, and its descriptor is closed with the database.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
-import { CommitWatch } from '../../src/db/commit-watch.js';
+import { CommitWatch } from '../../src/perf/commit-watch.js';
 import { connect } from '../../src/db/connect.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tessera-commit-watch-'));

@@ -1,12 +1,12 @@
 // PostgreSQL's change counter for the read caches (migration 2026_11_24_000001, PostgresChanges in
-// src/db/read-cache.ts): which writes move it and which do not, once per transaction, visible
+// src/perf/read-cache.ts): which writes move it and which do not, once per transaction, visible
 // with the commit and not before; the lookups of one event-loop turn share one query, and a
 // lookup never joins a query that was sent before it asked. On a real PostgreSQL schema.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/connect.js';
-import { ReadCache } from '../../src/db/read-cache.js';
+import { ReadCache } from '../../src/perf/read-cache.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers.js';
 
 const skip = !onPostgres && 'needs PostgreSQL: run with TEST_DATABASE_URL=postgres://…';

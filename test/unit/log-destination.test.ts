@@ -1,4 +1,4 @@
-// The log destination (src/log-destination.ts) on real file descriptors: a file, and a FIFO whose
+// The log destination (src/perf/log-destination.ts) on real file descriptors: a file, and a FIFO whose
 // reader stops, as a full pipe to a stalled log collector does.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
-import { LogDestination } from '../../src/log-destination.js';
+import { LogDestination } from '../../src/perf/log-destination.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tessera-log-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

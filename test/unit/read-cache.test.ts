@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
-import { CommitWatch } from '../../src/db/commit-watch.js';
-import { ReadCache, SqliteChanges, type Held } from '../../src/db/read-cache.js';
+import { CommitWatch } from '../../src/perf/commit-watch.js';
+import { ReadCache, SqliteChanges, type Held } from '../../src/perf/read-cache.js';
 
 // Both ways of seeing another connection's commits: SQLite's WAL-index header (the service's
 // databases), and PRAGMA data_version where there is no WAL index (a rollback-journal file).

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { TokenService } from '../../src/modules/tokens/tokens.service.js';
+import { keptTokenLookup } from '../../src/perf/kept-reads.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers.js';
 
 const HOUR = 3_600_000;
@@ -76,90 +77,103 @@ describe('TokenService.prune', () => {
   });
 });
 
-// authenticateKept: the answer at once that every API request asks for first. It must never
-// say more than authenticate() would: a token it does not keep, or whose last use is due to be
-// written, is left to authenticate() (undefined); a change anywhere drops what it keeps.
-describe(`TokenService.authenticateKept (${onPostgres ? 'PostgreSQL' : 'SQLite file'})`, () => {
+// authenticate() with the lookup the app uses (kept in memory while the database is unchanged,
+// src/perf/kept-reads.ts): it answers at once (not a promise) only for a token it keeps whose
+// last use needs no write, and never says more than a fresh lookup would: a change anywhere
+// drops what it keeps.
+describe(`TokenService.authenticate with the kept lookup (${onPostgres ? 'PostgreSQL' : 'SQLite file'})`, () => {
   let database: TestDatabase;
   let service: TokenService;
   let userId: number;
+  const config = { tokenExpirationMinutes: null, tokenPrefix: '' };
+  // The answer if it came at once; `later` if it is a promise (awaited, so the test goes on in order).
+  const later = Symbol('later');
+  const atOnce = async (plaintext: string) => {
+    const answer = service.authenticate(service.parse(plaintext));
+    if (answer instanceof Promise) {
+      await answer;
+      return later;
+    }
+    return answer;
+  };
 
   before(async () => {
     database = await createTestDatabase({ file: true });
     userId = await insertUser(database, 'k@example.com');
-    service = new TokenService(database.db, { tokenExpirationMinutes: null, tokenPrefix: '' });
+    service = new TokenService(database.db, config, keptTokenLookup(database.db, config));
   });
   after(() => database.drop());
 
   if (onPostgres) {
-    it('answers nothing at once on PostgreSQL (nothing is kept there): authenticate() decides', async () => {
+    it('answers nothing at once on PostgreSQL (the change counter is a query)', async () => {
       const { plaintext } = await service.issue(userId, 'pg');
-      assert.equal((await service.authenticate(plaintext))?.user.id, userId);
-      assert.equal(service.authenticateKept(plaintext), undefined);
-      assert.equal((await service.authenticate(plaintext))?.user.id, userId);
+      assert.equal((await service.authenticate(service.parse(plaintext)))?.user.id, userId);
+      assert.equal(await atOnce(plaintext), later);
+      assert.equal((await service.authenticate(service.parse(plaintext)))?.user.id, userId);
     });
     return;
   }
 
-  it('answers a kept token at once, and the same caller as authenticate()', async () => {
+  it('answers a kept token at once, and the same caller as before', async () => {
     const { plaintext } = await service.issue(userId, 'kept');
-    assert.equal(service.authenticateKept(plaintext), undefined, 'not read yet');
+    assert.equal(await atOnce(plaintext), later, 'not read yet');
     // The first use writes last_used_at (which drops the cache); the next read keeps the token.
-    await service.authenticate(plaintext);
-    const read = await service.authenticate(plaintext);
+    await service.authenticate(service.parse(plaintext));
+    const read = await service.authenticate(service.parse(plaintext));
     assert.equal(read?.user.id, userId);
-    assert.equal(service.authenticateKept(plaintext), read);
+    assert.equal(await atOnce(plaintext), read);
   });
 
-  it('refuses a wrong secret or a malformed token at once', async () => {
+  it('refuses a wrong secret at once, and a malformed token without a lookup', async () => {
     const { plaintext, id } = await service.issue(userId, 'wrong');
     const other = await service.issue(userId, 'other');
     const secretOf = (token: string) => token.slice(token.indexOf('|') + 1);
-    await service.authenticate(plaintext);
-    await service.authenticate(plaintext);
-    assert.equal(service.authenticateKept(plaintext)?.tokenId, id);
+    await service.authenticate(service.parse(plaintext));
+    await service.authenticate(service.parse(plaintext));
+    assert.equal(((await atOnce(plaintext)) as { tokenId: number } | null)?.tokenId, id);
     // A kept id with another token's (well-formed) secret.
-    assert.equal(service.authenticateKept(`${id}|${secretOf(other.plaintext)}`), null);
-    // A broken checksum, and no token at all.
-    assert.equal(service.authenticateKept(`${id}|${secretOf(plaintext).slice(0, -1)}x`), null);
-    assert.equal(service.authenticateKept('not a token'), null);
+    assert.equal(await atOnce(`${id}|${secretOf(other.plaintext)}`), null);
+    // A broken checksum, and no token at all: not even parsed.
+    assert.equal(service.parse(`${id}|${secretOf(plaintext).slice(0, -1)}x`), null);
+    assert.equal(service.parse('not a token'), null);
+    assert.equal(service.authenticate(null), null);
   });
 
-  it('leaves a revoked token to authenticate(), which refuses it', async () => {
+  it('looks a revoked token up again, and refuses it', async () => {
     const { plaintext, id } = await service.issue(userId, 'revoked');
-    await service.authenticate(plaintext);
-    await service.authenticate(plaintext);
-    assert.notEqual(service.authenticateKept(plaintext), undefined);
+    await service.authenticate(service.parse(plaintext));
+    await service.authenticate(service.parse(plaintext));
+    assert.notEqual(await atOnce(plaintext), later);
     // Revoked by another connection (another instance, the CLI).
     await database.connectAgain().kysely.deleteFrom('personal_access_tokens').where('id', '=', id).execute();
-    assert.equal(service.authenticateKept(plaintext), undefined);
-    assert.equal(await service.authenticate(plaintext), null);
-    assert.equal(service.authenticateKept(plaintext), undefined);
+    assert.equal(await atOnce(plaintext), later);
+    assert.equal(await service.authenticate(service.parse(plaintext)), null);
+    assert.equal(await atOnce(plaintext), later, 'a token not found is not kept');
   });
 
   it('refuses a kept token once it has expired', async () => {
     const { plaintext, id } = await service.issue(userId, 'expiring');
     await database.db.kysely.updateTable('personal_access_tokens').set({ expires_at: at(1_000) }).where('id', '=', id).execute();
-    await service.authenticate(plaintext);
-    await service.authenticate(plaintext);
-    assert.equal(service.authenticateKept(plaintext)?.tokenId, id);
+    await service.authenticate(service.parse(plaintext));
+    await service.authenticate(service.parse(plaintext));
+    assert.equal(((await atOnce(plaintext)) as { tokenId: number } | null)?.tokenId, id);
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    assert.equal(service.authenticateKept(plaintext), null);
+    assert.equal(await atOnce(plaintext), null);
   });
 
-  it('leaves a kept token whose last use has come due to authenticate(), which writes it', async () => {
+  it('writes the last use of a kept token once it has come due, then answers at once again', async () => {
     const { plaintext, id } = await service.issue(userId, 'due');
     // Last written 59.5 s ago: not due yet (once a minute), so reading it writes nothing and keeps it.
     const almost = at(-59_500);
     await database.db.kysely.updateTable('personal_access_tokens').set({ last_used_at: almost }).where('id', '=', id).execute();
-    await service.authenticate(plaintext);
-    assert.equal(service.authenticateKept(plaintext)?.tokenId, id);
+    await service.authenticate(service.parse(plaintext));
+    assert.equal(((await atOnce(plaintext)) as { tokenId: number } | null)?.tokenId, id);
     await new Promise((resolve) => setTimeout(resolve, 700));
-    assert.equal(service.authenticateKept(plaintext), undefined);
     const lastUsed = async () =>
       (await database.db.kysely.selectFrom('personal_access_tokens').select('last_used_at').where('id', '=', id).executeTakeFirstOrThrow()).last_used_at;
     assert.equal(await lastUsed(), almost);
-    assert.equal((await service.authenticate(plaintext))?.tokenId, id);
-    assert.notEqual(await lastUsed(), almost, 'authenticate() wrote the last use');
+    assert.equal(await atOnce(plaintext), later, 'the write is awaited');
+    assert.notEqual(await lastUsed(), almost, 'the last use was written');
+    assert.equal((await service.authenticate(service.parse(plaintext)))?.tokenId, id);
   });
 });

@@ -1,5 +1,5 @@
 // PostgreSQL only: one counter that every committed change to what the read cache keeps moves
-// (src/db/read-cache.ts). A cache may answer from memory only after it has read this counter, in
+// (src/perf/read-cache.ts). A cache may answer from memory only after it has read this counter, in
 // a query sent after the request arrived, and found it unchanged since its values were loaded.
 //
 // What moves it: any change to posts; an update or deletion of a user (a new user cannot be in
@@ -13,7 +13,7 @@
 // be seen before the commit and so could not be trusted).
 //
 // SQLite needs none of this: a reader there sees every commit through SQLite's own counters
-// (src/db/commit-watch.ts) without a round trip.
+// (src/perf/commit-watch.ts) without a round trip.
 import { sql } from 'kysely';
 import { isPostgres, type AnyDb } from './helpers.js';
 

@@ -1,14 +1,16 @@
 // GET /api/posts, GET /api/posts/{slug}, and the editors' writes (posts:write + admin).
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { Post } from '../../db/types.js';
 import { presentPost, presentPostItem } from '../../modules/posts/posts.presenter.js';
-import type { ListFilterInput } from '../../modules/posts/posts.service.js';
+import type { Page } from '../../modules/posts/posts.service.js';
+import type { PostListRow } from '../../modules/posts/posts.repository.js';
 import { SLUG_PATTERN } from '../../modules/posts/slug.js';
 import { can } from '../../modules/tokens/abilities.js';
 import { ValidationError, forbidden, notFound } from '../../modules/shared/errors.js';
 import { canAccessPanel } from '../../modules/users/users.service.js';
+import { keptBodies } from '../../perf/kept-bodies.js';
 import type { ApiCaller } from '../../plugins/types.js';
 import { weakEtag } from './etag.js';
 import { pageLinks } from './pagination.js';
@@ -86,16 +88,18 @@ function normalizeDate(value: string | null | undefined): string | null | undefi
   return typeof value === 'string' ? new Date(value).toISOString() : value;
 }
 
-// The serialized answer (and its ETag) of a page of the public list, kept beside the page while
-// the post service keeps that page (db/read-cache.ts: the same frozen object until the database
-// changes), per query string; at most a few query strings per page, so extra parameters cannot
-// grow it.
-const MAX_BODIES_PER_PAGE = 8;
-const listBodies = new WeakMap<object, Map<string, { body: string; etag: string }>>();
+// Each page's serialized answer and ETag, per query string (the links repeat it).
+const listBodies = keptBodies<{ body: string; etag: string }>();
 
-// A body already serialized by the route's own serializer (its 200 schema), with its ETag.
-function sendSerialized(reply: FastifyReply, known: { body: string; etag: string }): FastifyReply {
-  return reply.type('application/json; charset=utf-8').header('etag', known.etag).send(known.body);
+// A body serialized by the route's own serializer (its 200 schema): a string with its type set
+// is sent as it is (Fastify serialises objects only).
+function sendSerialized(reply: FastifyReply, known: { body: string; etag: string }): void {
+  void reply.type('application/json; charset=utf-8').header('etag', known.etag).send(known.body);
+}
+
+// A failure of an answer sent later: the error handler makes the envelope.
+function sendFailure(reply: FastifyReply, error: unknown): void {
+  void reply.send(error instanceof Error ? error : new Error(String(error)));
 }
 
 export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -122,43 +126,28 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const allowed = caller !== null && can(caller.abilities, 'posts:read') && canAccessPanel(caller.user);
         if (!allowed) throw new ValidationError({ status: ['The selected status is invalid.'] });
       }
-      const filter = { status, locale: query.locale, page: query.page, perPage: query.per_page };
       const queryString = request.url.slice(request.url.indexOf('?') + 1 || request.url.length);
-      // A kept page whose body is known is answered at once: no promise, no microtask turn.
-      const kept = status === 'published' ? app.services.posts.keptPublicPage(filter) : undefined;
-      const known = kept === undefined ? undefined : listBodies.get(kept)?.get(queryString);
-      if (known !== undefined) {
-        void sendSerialized(reply, known);
-        return;
-      }
-      return answerList(request, reply, filter, queryString);
+      const send = (page: Page<PostListRow>) => {
+        const known = listBodies(page, queryString, () => {
+          // fast-json-stringify, the route's serializer, returns a string.
+          const body = String(
+            reply.serialize({
+              data: page.items.map(presentPostItem),
+              meta: { current_page: page.page, last_page: page.lastPage, per_page: page.perPage, total: page.total },
+              links: pageLinks(`${app.config.appUrl}/api/posts`, request.query as Record<string, unknown>, page.page, page.lastPage),
+            }),
+          );
+          return { body, etag: weakEtag(body) };
+        });
+        sendSerialized(reply, known);
+      };
+      const page = app.services.posts.list({ status, locale: query.locale, page: query.page, perPage: query.per_page });
+      // Answered at once when the page is known at once: no promise, no microtask turn. (A
+      // handler that is not async may send its answer later; a failure goes to the error handler.)
+      if (page instanceof Promise) void page.then(send, (error: unknown) => sendFailure(reply, error));
+      else send(page);
     },
   );
-
-  async function answerList(request: FastifyRequest, reply: FastifyReply, filter: ListFilterInput, queryString: string) {
-    const page = await app.services.posts.list(filter);
-    const serialize = () => {
-      // fast-json-stringify, the route's serializer, returns a string.
-      const body = String(
-        reply.serialize({
-          data: page.items.map(presentPostItem),
-          meta: { current_page: page.page, last_page: page.lastPage, per_page: page.perPage, total: page.total },
-          links: pageLinks(`${app.config.appUrl}/api/posts`, request.query as Record<string, unknown>, page.page, page.lastPage),
-        }),
-      );
-      return { body, etag: weakEtag(body) };
-    };
-    // Only pages the service keeps (the public list) are worth keeping a body for.
-    if (filter.status !== 'published') return sendSerialized(reply, serialize());
-    let bodies = listBodies.get(page);
-    let known = bodies?.get(queryString);
-    if (known === undefined) {
-      known = serialize();
-      if (bodies === undefined) listBodies.set(page, (bodies = new Map()));
-      if (bodies.size < MAX_BODIES_PER_PAGE) bodies.set(queryString, known);
-    }
-    return sendSerialized(reply, known);
-  }
 
   app.get(
     '/posts/:slug',

@@ -3,8 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { checkNewPassword } from '../../modules/passwords/policy.js';
 import { ValidationError } from '../../modules/shared/errors.js';
-import type { AuthUser } from '../../modules/tokens/tokens.service.js';
 import { presentUser } from '../../modules/users/users.presenter.js';
+import { keptBodies } from '../../perf/kept-bodies.js';
 import { NoContent, UserRef, errorResponses } from './schemas.js';
 
 const UpdateBody = Type.Object({
@@ -20,23 +20,17 @@ const PasswordBody = Type.Object({
 
 const security = [{ bearer: [] }];
 
+// The serialized answer per user object (the token lookup hands out the same one while it holds).
+const userBodies = keptBodies<string>();
+
 export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  // The answer of GET /api/user, serialised by the route's own 200 serializer, kept per user
-  // object: on SQLite a kept token (db/read-cache.ts) hands every request the same frozen user,
-  // until anything in the database changes, so a repeated read neither copies nor escapes its
-  // fields again. A new object (PostgreSQL, or any change) is simply serialised anew.
-  const bodies = new WeakMap<AuthUser, string>();
   app.get(
     '/user',
     { config: { auth: 'token' }, schema: { summary: 'The authenticated user', tags: ['user'], security, response: { 200: UserRef, ...errorResponses(401) } } },
     (request, reply) => {
       const user = request.caller!.user;
-      let body = bodies.get(user);
-      if (body === undefined) {
-        // fast-json-stringify, the route's serializer, returns a string.
-        body = String(reply.serialize(presentUser(user)));
-        bodies.set(user, body);
-      }
+      // fast-json-stringify, the route's serializer, returns a string.
+      const body = userBodies(user, '', () => String(reply.serialize(presentUser(user))));
       // A string with its type set is sent as it is (Fastify serialises objects only).
       void reply.type('application/json; charset=utf-8').send(body);
     },

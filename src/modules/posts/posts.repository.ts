@@ -1,6 +1,6 @@
 // Queries on posts. The public list and its count both run on posts_listing_index.
 import type { CompiledQuery, Kysely } from 'kysely';
-import { prepare, type Db, type Prepared } from '../../db/connect.js';
+import { prepare, type Db } from '../../db/connect.js';
 import type { Database, NewPost, Post } from '../../db/types.js';
 
 type Q = Kysely<Database>;
@@ -68,52 +68,65 @@ function keptQuery(db: Q, filter: Pick<ListFilter, 'status' | 'locale'>) {
   return db.selectFrom('post_counts').select('n').where('status', '=', filter.status).where('locale', '=', filter.locale);
 }
 
+/** One page of a list, with the total for the envelope. */
+export type Page<T> = { items: T[]; total: number; page: number; perPage: number; lastPage: number };
+
+export function page<T>(filter: { page: number; perPage: number }, items: T[], total: number): Page<T> {
+  return { items, total, page: filter.page, perPage: filter.perPage, lastPage: Math.max(1, Math.ceil(total / filter.perPage)) };
+}
+
+/** Which page of the public list: the published posts of a locale. */
+export type PublicPageFilter = { locale: string; page: number; perPage: number };
+
 /**
- * The public list (published posts of a locale) with its three statements compiled and prepared
- * once: it is the busiest read of the API, and building and compiling the queries cost more than
- * running them.
+ * A page of the public list, and when the locale's next scheduled post comes out (ms since the
+ * epoch, or null): the page is what it is until then, or until a write. Frozen: it may answer
+ * many requests.
  */
-export class PublishedListing {
-  private readonly page: Prepared<PostListRow>;
-  private readonly kept: Prepared<{ n: number | string }>;
-  private readonly scheduled: Prepared<{ n: number | string }>;
-  private readonly next: Prepared<{ at: string | null }>;
+export type PublicPage = Readonly<Page<PostListRow>> & { readonly nextPublication: number | null };
 
-  constructor(db: Db) {
-    const sample: ListFilter = { status: 'published', locale: '\u0000locale', now: '\u0000now' };
-    const page = listQuery(db.kysely, sample, 15, 0).compile();
-    const kept = keptQuery(db.kysely, sample).compile();
-    const scheduled = scheduledQuery(db.kysely, sample).compile();
-    const next = nextScheduledQuery(db.kysely, sample).compile();
-    // The parameters are passed by position: make sure the compiled order is the assumed one.
-    const expect = (query: CompiledQuery, order: unknown[]) => {
-      if (JSON.stringify(query.parameters) !== JSON.stringify(order)) throw new Error(`unexpected parameter order: ${query.sql}`);
-    };
-    expect(page, ['published', sample.locale, sample.now, 15, 0]);
-    expect(kept, ['published', sample.locale]);
-    expect(scheduled, ['published', sample.locale, sample.now]);
-    expect(next, ['published', sample.locale, sample.now]);
-    this.page = prepare(db, 'published_posts_page', page);
-    this.kept = prepare(db, 'published_posts_kept', kept);
-    this.scheduled = prepare(db, 'published_posts_scheduled', scheduled);
-    this.next = prepare(db, 'published_posts_next', next);
-  }
+/**
+ * Reads pages of the public list with its four statements compiled and prepared once: it is the
+ * busiest read of the API, and building and compiling the queries cost more than running them.
+ */
+export function publicPages(db: Db): (filter: PublicPageFilter) => Promise<PublicPage> {
+  const sample: ListFilter = { status: 'published', locale: '\u0000locale', now: '\u0000now' };
+  const compiled = {
+    page: listQuery(db.kysely, sample, 15, 0).compile(),
+    kept: keptQuery(db.kysely, sample).compile(),
+    scheduled: scheduledQuery(db.kysely, sample).compile(),
+    next: nextScheduledQuery(db.kysely, sample).compile(),
+  };
+  // The parameters are passed by position: make sure the compiled order is the assumed one.
+  const expect = (query: CompiledQuery, order: unknown[]) => {
+    if (JSON.stringify(query.parameters) !== JSON.stringify(order)) throw new Error(`unexpected parameter order: ${query.sql}`);
+  };
+  expect(compiled.page, ['published', sample.locale, sample.now, 15, 0]);
+  expect(compiled.kept, ['published', sample.locale]);
+  expect(compiled.scheduled, ['published', sample.locale, sample.now]);
+  expect(compiled.next, ['published', sample.locale, sample.now]);
+  const list = prepare<PostListRow>(db, 'published_posts_page', compiled.page);
+  const kept = prepare<{ n: number | string }>(db, 'published_posts_kept', compiled.kept);
+  const scheduled = prepare<{ n: number | string }>(db, 'published_posts_scheduled', compiled.scheduled);
+  const next = prepare<{ at: string | null }>(db, 'published_posts_next', compiled.next);
 
-  /** When the next post of the locale scheduled after `now` becomes public; null if none is. */
-  async nextPublication(locale: string, now: string): Promise<string | null> {
-    return (await this.next.first(['published', locale, now]))?.at ?? null;
-  }
-
-  list(locale: string, now: string, limit: number, offset: number): Promise<PostListRow[]> {
-    return this.page.all(['published', locale, now, limit, offset]);
-  }
-
-  async count(locale: string, now: string): Promise<number> {
-    const total = Number((await this.kept.first(['published', locale]))?.n ?? 0);
+  const count = async (locale: string, now: string): Promise<number> => {
+    const total = Number((await kept.first(['published', locale]))?.n ?? 0);
     if (total <= 0) return 0;
-    const scheduled = Number((await this.scheduled.first(['published', locale, now]))?.n ?? 0);
-    return Math.max(0, total - scheduled);
-  }
+    return Math.max(0, total - Number((await scheduled.first(['published', locale, now]))?.n ?? 0));
+  };
+  return async (filter) => {
+    const now = new Date().toISOString();
+    const offset = (filter.page - 1) * filter.perPage;
+    const [total, items, upcoming] = await Promise.all([
+      count(filter.locale, now),
+      list.all(['published', filter.locale, now, filter.perPage, offset]),
+      next.first(['published', filter.locale, now]),
+    ]);
+    for (const item of items) Object.freeze(item);
+    const at = upcoming?.at ?? null;
+    return Object.freeze({ ...page(filter, Object.freeze(items) as PostListRow[], total), nextPublication: at === null ? null : Date.parse(at) });
+  };
 }
 
 export function findPostBySlug(db: Q, slug: string): Promise<PostWithAuthor | undefined> {

@@ -4,6 +4,7 @@ import { writeTransaction } from '../../db/connect.js';
 import type { Post } from '../../db/types.js';
 import { ValidationError } from '../shared/errors.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import type { MaybePromise } from '../shared/maybe-promise.js';
 import { slugify } from './slug.js';
 import {
   countPosts,
@@ -13,12 +14,15 @@ import {
   listPosts,
   slugTaken,
   updatePost,
-  PublishedListing,
+  page,
+  publicPages,
+  type Page,
   type PostListRow,
+  type PublicPage,
+  type PublicPageFilter,
   type PostStatus,
   type PostWithAuthor,
 } from './posts.repository.js';
-import { ReadCache, type Held } from '../../db/read-cache.js';
 
 export const SLUG_TAKEN = 'The slug has already been taken.';
 
@@ -32,65 +36,31 @@ export type PostInput = {
   published_at?: string | null;
 };
 
-export type Page<T> = { items: T[]; total: number; page: number; perPage: number; lastPage: number };
-
-function page<T>(filter: { page: number; perPage: number }, items: T[], total: number): Page<T> {
-  return { items, total, page: filter.page, perPage: filter.perPage, lastPage: Math.max(1, Math.ceil(total / filter.perPage)) };
-}
+export type { Page } from './posts.repository.js';
 
 export type ListFilterInput = { status: PostStatus; locale: string; page: number; perPage: number };
 
-/** The read cache's key of a page of the public list. */
-const publicPageKey = (filter: Omit<ListFilterInput, 'status'>) => `${filter.locale}\n${filter.page}\n${filter.perPage}`;
-
 export class PostService {
-  private readonly published: PublishedListing;
-  // Pages of the public list, kept while the database is unchanged and no scheduled post has
-  // come out meanwhile (db/read-cache.ts). At most 256 pages of up to 100 items.
-  private readonly publicPages: ReadCache<string, Page<PostListRow>>;
-
-  constructor(private readonly db: Db) {
-    this.published = new PublishedListing(db);
-    this.publicPages = new ReadCache(db.changes, 256);
-  }
-
   /**
-   * One page of posts of a status and locale, newest first, with the total for the envelope. For
-   * the public list, the same (frozen) page object while the database is unchanged: callers may
-   * keep what they derive from a page beside it.
+   * `findPublicPage`: how a page of the public list is read; the app passes the reader kept in
+   * memory while the database is unchanged (src/perf/kept-reads.ts), which may answer at once.
    */
-  async list(filter: ListFilterInput): Promise<Page<PostListRow>> {
-    if (filter.status !== 'published') {
-      const where = { status: filter.status, locale: filter.locale, now: new Date().toISOString() };
-      const offset = (filter.page - 1) * filter.perPage;
-      const [total, items] = await Promise.all([countPosts(this.db.kysely, where), listPosts(this.db.kysely, where, filter.perPage, offset)]);
-      return page(filter, items, total);
-    }
-    const now = Date.now();
-    // The load always finds a page (an empty one past the last), so the value is never undefined.
-    return (await this.publicPages.get(publicPageKey(filter), () => this.publicPage(filter, now), now))!;
+  constructor(
+    private readonly db: Db,
+    private readonly findPublicPage: (filter: PublicPageFilter) => MaybePromise<PublicPage> = publicPages(db),
+  ) {}
+
+  /** One page of posts of a status and locale, newest first, with the total for the envelope. */
+  list(filter: ListFilterInput): MaybePromise<Page<PostListRow>> {
+    if (filter.status === 'published') return this.findPublicPage(filter);
+    return this.listAny(filter);
   }
 
-  /**
-   * The page list() would answer for the public list, if it is kept and still holds (checked
-   * for changes first, db/read-cache.ts); undefined otherwise, and the caller awaits list().
-   */
-  keptPublicPage(filter: Omit<ListFilterInput, 'status'>): Page<PostListRow> | undefined {
-    return this.publicPages.peek(publicPageKey(filter));
-  }
-
-  // A page of the public list, which holds until the locale's next scheduled post comes out.
-  private async publicPage(filter: ListFilterInput, now: number): Promise<Held<Page<PostListRow>>> {
-    const at = new Date(now).toISOString();
+  private async listAny(filter: ListFilterInput): Promise<Page<PostListRow>> {
+    const where = { status: filter.status, locale: filter.locale, now: new Date().toISOString() };
     const offset = (filter.page - 1) * filter.perPage;
-    const [total, items, next] = await Promise.all([
-      this.published.count(filter.locale, at),
-      this.published.list(filter.locale, at, filter.perPage, offset),
-      this.published.nextPublication(filter.locale, at),
-    ]);
-    // Frozen: one page may answer many requests, none of which may change it.
-    for (const item of items) Object.freeze(item);
-    return { value: Object.freeze(page(filter, Object.freeze(items) as PostListRow[], total)), until: next === null ? null : Date.parse(next) };
+    const [total, items] = await Promise.all([countPosts(this.db.kysely, where), listPosts(this.db.kysely, where, filter.perPage, offset)]);
+    return page(filter, items, total);
   }
 
   /** A post that the public may read: published, and its publication time has come. */

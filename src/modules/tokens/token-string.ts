@@ -58,11 +58,14 @@ export function sameDigest(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/** A token's two parts: the row id, and the secret whose SHA-256 the row holds. */
+export type TokenCredentials = Readonly<{ id: number; secret: string }>;
+
 /**
  * Splits `<id>|<secret>` and checks its shape and checksum. Returns null for anything malformed,
  * so garbage is refused before any database query.
  */
-export function parseToken(plaintext: string, prefix: string): { id: number; secret: string } | null {
+export function parseToken(plaintext: string, prefix: string): TokenCredentials | null {
   const pipe = plaintext.indexOf('|');
   if (pipe < 1 || pipe > 10) return null;
   const idPart = plaintext.slice(0, pipe);
@@ -75,4 +78,16 @@ export function parseToken(plaintext: string, prefix: string): { id: number; sec
   const checksum = secret.slice(prefix.length + ENTROPY_LENGTH);
   if (!/^[A-Za-z0-9]{40}$/.test(entropy) || crcHex(entropy) !== checksum) return null;
   return { id, secret };
+}
+
+/**
+ * The token of an Authorization header: null when there is no header, 'invalid' for any other
+ * scheme or a malformed token. The scheme is matched exactly ("Bearer", one space, one token):
+ * Laravel accepts any case, but a strict form leaves no variant for a proxy or a log filter to
+ * treat differently; tokens in cookies or query parameters are never read.
+ */
+export function parseBearer(header: string | undefined, prefix: string): TokenCredentials | 'invalid' | null {
+  if (header === undefined) return null;
+  if (!header.startsWith('Bearer ')) return 'invalid';
+  return parseToken(header.slice(7), prefix) ?? 'invalid';
 }

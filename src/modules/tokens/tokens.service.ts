@@ -1,27 +1,13 @@
 // Issuing, validating and revoking personal access tokens.
 import type { Config } from '../../config.js';
-import { prepare, type Db, type Prepared } from '../../db/connect.js';
-import { ReadCache, type Held } from '../../db/read-cache.js';
+import type { Db } from '../../db/connect.js';
+import { then, type MaybePromise } from '../shared/maybe-promise.js';
 import { ABILITIES, parseAbilities, type Ability } from './abilities.js';
 import { effectiveExpiry } from './expiry.js';
-import { digestBytes, generateSecret, hashSecret, parseToken, sameDigest, secretDigest } from './token-string.js';
+import { tokenLookup, type AuthenticatedToken, type FoundToken } from './tokens.repository.js';
+import { generateSecret, hashSecret, parseToken, sameDigest, secretDigest, type TokenCredentials } from './token-string.js';
 
-/** What a validated token tells the rest of the app: the token and its user, no secrets. */
-export type AuthenticatedToken = Readonly<{
-  tokenId: number;
-  abilities: readonly string[];
-  user: Readonly<AuthUser>;
-}>;
-
-export type AuthUser = {
-  id: number;
-  name: string;
-  email: string;
-  email_verified_at: string | null;
-  is_admin: number;
-  created_at: string;
-  updated_at: string;
-};
+export type { AuthenticatedToken } from './tokens.repository.js';
 
 /** A token as its owner sees it on the API tokens page. */
 export type UserToken = {
@@ -45,71 +31,24 @@ export function chosenAbilities(choices: readonly string[]): Ability[] | null {
   return chosen.length === 0 ? ['posts:read'] : chosen;
 }
 
-type TokenWithUserRow = {
-  token_id: number;
-  token: string;
-  abilities: string;
-  last_used_at: string | null;
-  expires_at: string | null;
-  token_created_at: string;
-} & AuthUser;
-
 // last_used_at is written at most once a minute per token: a write per request would cost a
 // third of the throughput of an authenticated read.
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-/**
- * A token as the cache keeps it: what every request needs of its row, worked out once (the
- * stored digest as bytes, the expiry and last use as times), and what authenticate() answers
- * for it (frozen, shared).
- */
-type CachedToken = {
-  tokenId: number;
-  digest: Buffer;
-  /** When the token stops working (ms since the epoch), or null. */
-  expiresAt: number | null;
-  /**
-   * When last_used_at was last written (ms since the epoch), or null. Moved forward once this
-   * process writes it: that write alone does not drop the PostgreSQL cache (it changes nothing
-   * a lookup answers with), so the kept token must know it is done.
-   */
-  lastUsedAt: number | null;
-  authenticated: AuthenticatedToken;
-};
-
 export class TokenService {
-  private readonly lookup: Prepared<TokenWithUserRow>;
-  // Token lookups kept while the database is unchanged (db/read-cache.ts).
-  private readonly cache: ReadCache<number, CachedToken>;
-
+  /**
+   * `findToken`: how a token is found by id; the app passes the lookup kept in memory while the
+   * database is unchanged (src/perf/kept-reads.ts), which may answer at once.
+   */
   constructor(
     private readonly db: Db,
     private readonly config: Pick<Config, 'tokenExpirationMinutes' | 'tokenPrefix'>,
-  ) {
-    // One statement, prepared once: the token and its user in a single indexed lookup.
-    const query = db.kysely
-      .selectFrom('personal_access_tokens as t')
-      .innerJoin('users as u', 'u.id', 't.user_id')
-      .select([
-        't.id as token_id',
-        't.token',
-        't.abilities',
-        't.last_used_at',
-        't.expires_at',
-        't.created_at as token_created_at',
-        'u.id',
-        'u.name',
-        'u.email',
-        'u.email_verified_at',
-        'u.is_admin',
-        'u.created_at',
-        'u.updated_at',
-      ])
-      .where('t.id', '=', 0)
-      .compile();
-    this.lookup = prepare<TokenWithUserRow>(db, 'token_with_user', query);
-    // About 1 KiB a token.
-    this.cache = new ReadCache<number, CachedToken>(db.changes, 10_000);
+    private readonly findToken: (id: number) => MaybePromise<FoundToken | undefined> = tokenLookup(db, config.tokenExpirationMinutes),
+  ) {}
+
+  /** The `<id>|<secret>` parts of a plaintext token, or null when it is malformed. */
+  parse(plaintext: string): TokenCredentials | null {
+    return parseToken(plaintext, this.config.tokenPrefix);
   }
 
   /** Creates a token for the user and returns its plaintext, which is never stored. */
@@ -134,74 +73,31 @@ export class TokenService {
     return { plaintext: `${row.id}|${secret}`, id: row.id };
   }
 
-  /** Resolves a plaintext bearer token to its user, or null when it is malformed, unknown, wrong or expired. */
-  async authenticate(plaintext: string): Promise<AuthenticatedToken | null> {
-    const parsed = parseToken(plaintext, this.config.tokenPrefix);
-    if (parsed === null) return null;
-    const found = await this.cache.get(parsed.id, () => this.load(parsed.id));
-    if (found === undefined) return null;
-    const now = Date.now();
-    const verdict = this.verdict(found, parsed.secret, now);
-    if (verdict === 'touch') {
-      await this.touch(found.tokenId, now);
-      found.lastUsedAt = now;
-      return found.authenticated;
-    }
-    return verdict;
-  }
-
   /**
-   * authenticate()'s answer when it needs neither the database nor a write: the token is kept
-   * in the cache (db/read-cache.ts, checked for changes first) and its last use was recorded
-   * within the minute. Undefined otherwise — the caller then awaits authenticate(). Every
-   * authenticated API request asks this first: an answer at once saves the promises and
-   * microtask turns of the asynchronous path.
+   * The caller a token authenticates, or null when it is unknown, wrong or expired (or the
+   * credentials are null: a malformed token). Answers at once when the lookup does and no
+   * last use is due to be written.
    */
-  authenticateKept(plaintext: string): AuthenticatedToken | null | undefined {
-    const parsed = parseToken(plaintext, this.config.tokenPrefix);
-    if (parsed === null) return null;
-    const now = Date.now();
-    const found = this.cache.peek(parsed.id, now);
-    if (found === undefined) return undefined;
-    const verdict = this.verdict(found, parsed.secret, now);
-    return verdict === 'touch' ? undefined : verdict;
+  authenticate(credentials: TokenCredentials | null): MaybePromise<AuthenticatedToken | null> {
+    if (credentials === null) return null;
+    return then(this.findToken(credentials.id), (found) => this.check(found, credentials.secret));
   }
 
-  // The checks of a found token: its secret, its expiry, and whether its last use is due to be written.
-  private verdict(found: CachedToken, secret: string, now: number): AuthenticatedToken | null | 'touch' {
+  private check(found: FoundToken | undefined, secret: string): MaybePromise<AuthenticatedToken | null> {
+    if (found === undefined) return null;
     // The stored digest is compared in constant time, so response timing does not reveal how
     // much of a guessed secret was right.
     if (!sameDigest(found.digest, secretDigest(secret))) return null;
+    const now = Date.now();
+    // The expiry is checked on every request, so a token found earlier holds until its time.
     if (found.expiresAt !== null && found.expiresAt <= now) return null;
-    if (found.lastUsedAt === null || now - found.lastUsedAt >= LAST_USED_RESOLUTION_MS) return 'touch';
-    return found.authenticated;
-  }
-
-  // The token's expiry is checked on every request, so a kept row holds until the next write.
-  private async load(id: number): Promise<Held<CachedToken> | undefined> {
-    const row = await this.lookup.first([id]);
-    if (row === undefined) return undefined;
-    // Frozen: one object may answer many requests, none of which may change it.
-    const user: AuthUser = Object.freeze({
-      id: row.id,
-      name: row.name,
-      email: row.email,
-      email_verified_at: row.email_verified_at,
-      is_admin: Number(row.is_admin),
-      created_at: row.created_at,
-      updated_at: row.updated_at,
+    if (found.lastUsedAt !== null && now - found.lastUsedAt < LAST_USED_RESOLUTION_MS) return found.authenticated;
+    return this.touch(found.tokenId, now).then(() => {
+      // The found token now says what the row says, so the next request within the minute
+      // (given the same object) does not write again.
+      found.lastUsedAt = now;
+      return found.authenticated;
     });
-    const authenticated = Object.freeze({ tokenId: row.token_id, abilities: Object.freeze(parseAbilities(row.abilities)), user });
-    const value: CachedToken = {
-      tokenId: row.token_id,
-      digest: digestBytes(row.token),
-      // Sanctum semantics: the global expiration applies to a token's age (so lowering it
-      // affects tokens already issued), and a per-token expires_at applies as well.
-      expiresAt: effectiveExpiry(row.token_created_at, row.expires_at, this.config.tokenExpirationMinutes),
-      lastUsedAt: row.last_used_at === null ? null : Date.parse(row.last_used_at),
-      authenticated,
-    };
-    return { value, until: null };
   }
 
   private async touch(tokenId: number, now: number): Promise<void> {

@@ -1,6 +1,6 @@
 // The only shape of a user that leaves the service: an allowlist, so a password hash or a
 // remember token can never reach a response.
-import type { AuthUser } from '../tokens/tokens.service.js';
+import type { AuthUser } from './auth-user.js';
 
 export type PublicUser = {
   id: number;

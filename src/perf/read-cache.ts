@@ -7,7 +7,7 @@
 // entry. No call site has to remember to invalidate anything. Where the counter comes from:
 //
 // - SQLite (SqliteChanges): every instance shares one file, and two counters say synchronously
-//   whether anything in it changed: the commit watch (src/db/commit-watch.ts: SQLite's WAL-index
+//   whether anything in it changed: the commit watch (src/perf/commit-watch.ts: SQLite's WAL-index
 //   header, or `PRAGMA data_version`) moves when another connection commits (another process: a
 //   second instance, the CLI); `total_changes()` moves with every row this connection writes,
 //   committed or not. While this connection is inside a transaction nothing is read from or
@@ -23,6 +23,7 @@
 // time) says until when it holds.
 import type SQLite from 'better-sqlite3';
 import type pg from 'pg';
+import type { MaybePromise } from '../modules/shared/maybe-promise.js';
 import type { CommitWatch } from './commit-watch.js';
 
 /** A value and the time (ms since the epoch) until which it holds even if nothing is written; null: until a write. */
@@ -171,4 +172,32 @@ export class ReadCache<Key, Value> {
     this.generation += 1;
     this.seen = version;
   }
+}
+
+/**
+ * `load` with its answers kept while the database is unchanged: the read caches wrap a repository
+ * function this way, so the service calling it cannot tell. A kept answer comes at once (no
+ * promise) when the change source can say so at once (SQLite); otherwise after the look.
+ * `until` says how long a value holds even without a write (null: until a write); an answer of
+ * undefined (nothing found) is never kept.
+ */
+export function keptWhileUnchanged<Arg, Key, Value>(
+  changes: ChangeSource,
+  options: { maxEntries: number; key: (arg: Arg) => Key; until?: (value: NonNullable<Value>) => number | null },
+  load: (arg: Arg) => Promise<Value>,
+): (arg: Arg) => MaybePromise<Value> {
+  const cache = new ReadCache<Key, NonNullable<Value>>(changes, options.maxEntries);
+  const until = options.until ?? (() => null);
+  const held = async (arg: Arg): Promise<Held<NonNullable<Value>> | undefined> => {
+    const value = await load(arg);
+    return value === undefined || value === null ? undefined : { value, until: until(value) };
+  };
+  return (arg) => {
+    const key = options.key(arg);
+    const now = Date.now();
+    const kept = cache.peek(key, now);
+    if (kept !== undefined) return kept;
+    // get() answers undefined only where `load` did, so the answer is one of `load`'s.
+    return cache.get(key, () => held(arg), now) as Promise<Value>;
+  };
 }
