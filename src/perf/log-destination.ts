@@ -1,15 +1,13 @@
 // Where the log lines go: stdout, written in blocks rather than one write(2) per line.
 //
 // Hand-written rather than pino.destination (sonic-boom): buffering there measures the UTF-8
-// length of the whole pending block again for every line added (so a 4 KiB block cost 3 % of an
-// authenticated API read, and a larger block costs more), and its asynchronous mode hands every
-// block to the thread pool. Here a line is encoded at once into a block of bytes (64 KiB,
+// length of the whole pending block again for every line added, and its asynchronous mode hands
+// every block to the thread pool. Here a line is encoded at once into a block of bytes (64 KiB,
 // allocated once and reused), and the full blocks (or whatever is pending once a second) are
 // written by one fs.writev, so a thread-pool round trip is shared by some hundreds of requests.
-// The first version kept the lines as strings and joined them into a fresh 64 KiB buffer per
-// block; under load, V8 then took its slow runtime path for the tick objects of Node's own stream
-// code (~2 µs a request under `perf`, see README "Performance"). Encoding each line at once into
-// reused blocks does not set that off.
+// Lines are not kept as strings to be joined later: a fresh large buffer per block puts V8 on
+// its slow path for the tick objects of Node's own stream code. (What each choice saved:
+// docs/performance.md.)
 //
 // The event loop never waits for the reader: while blocks are being written, lines gather; a
 // reader that stops (a full pipe: EAGAIN) is retried every 50 ms; past `maxPendingBytes` lines

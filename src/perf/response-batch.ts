@@ -5,13 +5,10 @@
 // the event loop waits again) and Netty's FlushConsolidationHandler.
 //
 // Why: each write that finds its reader asleep — a load balancer's or reverse proxy's worker, a
-// client on the same host — must wake it, and on a virtual machine that wake-up (an inter-processor
-// interrupt) is dear: `perf` put 15 µs a request of the service's CPU in the kernel's wake-up path
-// (`sock_def_readable` → `_raw_spin_unlock_irqrestore`) against 2.7 µs for the bare `node:http`
-// server, which writes fast enough to find its reader awake. Written back to back, the first
-// response of a batch wakes the reader and the rest find it running. Measured under load on
-// GET /api/user (ten alternating 3-second turns): 55 → 42 µs of CPU a request, 17,500 → 22,000
-// requests/s.
+// client on the same host — must wake it, and on a virtual machine that wake-up (an
+// inter-processor interrupt) is dear: it was the largest kernel cost of a request under `perf`
+// (`sock_def_readable`). Written back to back, the first response of a batch wakes the reader
+// and the rest find it running (the figures: docs/performance.md).
 //
 // What it costs: a response waits at most until the rest of its turn's requests are handled (a
 // turn that is one request long adds one setImmediate hop, microseconds), and never behind more
