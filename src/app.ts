@@ -9,7 +9,7 @@ import { connect, type Db } from './db/connect.js';
 import { adminRoutes } from './http/admin/index.js';
 import { apiRoutes } from './http/api/index.js';
 import { healthRoutes } from './http/health.js';
-import { validatorCompiler } from './http/validation.js';
+import { validatorCompiler } from './http/shared/validation.js';
 import { webRoutes } from './http/web/index.js';
 import { apiGuardPlugin } from './plugins/api-guard.js';
 import { errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
@@ -41,7 +41,7 @@ export type BuildOptions = {
   browserRoutes?: FastifyPluginAsync;
 };
 
-/** Where the log lines go by default: stdout, in blocks (src/log-destination.ts). */
+/** Where the log lines go by default: stdout, in blocks (src/perf/log-destination.ts). */
 function logDestination(config: Config): { stream: LogDestination; close(): Promise<void> } {
   // Worker processes share stdout: their blocks must never split each other's lines.
   const stream = new LogDestination({ fd: 1, shared: config.webConcurrency > 1 });
@@ -110,7 +110,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // A request without a body (none sent, or an empty or `null` JSON one) is read as an empty
   // object, on every route, before validation: an API client learns which fields are required
   // rather than that "the body must be an object", and a form action never meets `undefined`
-  // where it reads a field (an empty JSON post to /admin/posts used to answer 500).
+  // where it reads a field.
   app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined || request.body === null) request.body = {};
     done();
@@ -143,8 +143,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // A form is a set of fields: a body that is not one (a JSON array, string or number, an
     // empty text/plain post) is an empty form, so every required field is reported missing. The
     // schema's own error for it sits at the root and names no field, and the forms show field
-    // errors only: an empty text/plain post to /profile passed and blanked the user's name and
-    // email. (The API keeps its 422 "The request body must be a JSON object.")
+    // errors only, so an empty text/plain post to /profile would pass and blank the user's name
+    // and email. (The API keeps its 422 "The request body must be a JSON object.")
     browser.addHook('preValidation', (request, _reply, done) => {
       const body = request.body;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) request.body = {};

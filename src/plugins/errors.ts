@@ -7,7 +7,7 @@ import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { ErrorObject } from 'ajv';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, type FieldErrors } from '../modules/shared/errors.js';
-import { formatValidationErrors } from '../http/validation.js';
+import { formatValidationErrors } from '../http/shared/validation.js';
 import { wantsJson } from './web-guard.js';
 
 export type ErrorBody = { message: string; errors: FieldErrors };

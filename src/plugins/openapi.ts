@@ -8,7 +8,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import { errorResponses } from '../http/api/schemas.js';
+import { errorResponses } from '../http/shared/schemas.js';
 import { SESSION_COOKIE } from './session.js';
 import type { RouteAuth } from './types.js';
 

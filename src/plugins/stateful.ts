@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { User } from '../db/types.js';
 import type { AuthUser } from '../modules/users/auth-user.js';
-import { NoContent } from '../http/api/schemas.js';
+import { NoContent } from '../http/shared/schemas.js';
 import { assertCsrf } from './web-guard.js';
 import { SESSION_COOKIE, readSession, type StoredSessionData } from './session.js';
 

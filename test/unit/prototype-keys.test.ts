@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { ErrorObject } from 'ajv';
-import { formatValidationErrors, validatorCompiler } from '../../src/http/validation.js';
+import { formatValidationErrors, validatorCompiler } from '../../src/http/shared/validation.js';
 import { localizeErrors, oldInput } from '../../src/http/admin/support.js';
 import { t } from '../../src/modules/i18n/translator.js';
 import { describeError } from '../../src/plugins/errors.js';

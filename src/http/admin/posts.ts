@@ -14,7 +14,7 @@ import { renderMarkdown } from '../../modules/posts/markdown.js';
 import type { PostInput } from '../../modules/posts/posts.service.js';
 import { SLUG_PATTERN, slugify } from '../../modules/posts/slug.js';
 import { notFound, type FieldErrors } from '../../modules/shared/errors.js';
-import { safeBackPath } from '../web/index.js';
+import { safeBackPath } from '../shared/back-path.js';
 import { actorOf, adminPage, audit, done, idParam, localeFor, oldInput, schemaErrors, serviceErrors, tableLinks } from './support.js';
 
 export const POST_STATUSES = ['draft', 'published', 'archived'] as const;

@@ -9,7 +9,7 @@ import { SLUG_TAKEN } from '../../modules/posts/posts.service.js';
 import { AppError, ValidationError, forbidden, notFound, type FieldErrors } from '../../modules/shared/errors.js';
 import { EMAIL_TAKEN } from '../../modules/users/users.service.js';
 import { flash, localeOf } from '../../plugins/views.js';
-import { formatValidationErrors } from '../validation.js';
+import { formatValidationErrors } from '../shared/validation.js';
 
 export type AdminSection = 'dashboard' | 'users' | 'posts' | 'settings' | 'tokens' | 'audit';
 

@@ -14,7 +14,8 @@ import { keptBodies } from '../../perf/kept-bodies.js';
 import type { ApiCaller } from '../../plugins/types.js';
 import { weakEtag } from './etag.js';
 import { pageLinks } from './pagination.js';
-import { NoContent, NullableTimestamp, errorResponses } from './schemas.js';
+import { NoContent, errorResponses } from '../shared/schemas.js';
+import { NullableTimestamp } from './schemas.js';
 
 const LOCALE_PATTERN = '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$';
 const Status = Type.Union([Type.Literal('draft'), Type.Literal('published'), Type.Literal('archived')]);

@@ -1,7 +1,7 @@
 // GET /api/settings: the public settings only.
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { errorResponses } from './schemas.js';
+import { errorResponses } from '../shared/schemas.js';
 
 export const settingsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(

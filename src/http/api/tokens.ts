@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../modules/shared/errors.js';
-import { NoContent, errorResponses } from './schemas.js';
+import { NoContent, errorResponses } from '../shared/schemas.js';
 
 export const INVALID_CREDENTIALS = 'The provided credentials are incorrect.';
 

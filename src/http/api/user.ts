@@ -5,7 +5,8 @@ import { checkNewPassword } from '../../modules/passwords/policy.js';
 import { ValidationError } from '../../modules/shared/errors.js';
 import { presentUser } from '../../modules/users/users.presenter.js';
 import { keptBodies } from '../../perf/kept-bodies.js';
-import { NoContent, UserRef, errorResponses } from './schemas.js';
+import { NoContent, errorResponses } from '../shared/schemas.js';
+import { UserRef } from './schemas.js';
 
 const UpdateBody = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),

@@ -3,7 +3,7 @@
 // form again for a browser, 204 or the {message, errors} envelope for a script asking for JSON.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
-import { formatValidationErrors } from '../validation.js';
+import { formatValidationErrors } from '../shared/validation.js';
 import type { Locale } from '../../modules/i18n/translator.js';
 import { AppError, ValidationError, type FieldErrors } from '../../modules/shared/errors.js';
 import { flash, localeOf } from '../../plugins/views.js';

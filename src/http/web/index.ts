@@ -10,17 +10,7 @@ import { profileRoutes } from './profile.js';
 import { registerRoutes } from './register.js';
 import { rememberLogin } from './remember.js';
 import { verifyEmailRoutes } from './verify-email.js';
-
-/** A same-site path to go back to, never an absolute URL (no open redirect). */
-export function safeBackPath(referer: string | undefined, appUrl: string): string {
-  if (referer === undefined) return '/';
-  try {
-    const url = new URL(referer, appUrl);
-    return url.origin === new URL(appUrl).origin ? `${url.pathname}${url.search}` : '/';
-  } catch {
-    return '/';
-  }
-}
+import { safeBackPath } from '../shared/back-path.js';
 
 export async function webRoutes(app: FastifyInstance): Promise<void> {
   app.get('/', { config: { auth: 'public' } }, async (_request, reply) => reply.page('home'));

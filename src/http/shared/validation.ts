@@ -4,8 +4,8 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import { attributeName, t } from '../modules/i18n/translator.js';
-import type { FieldErrors } from '../modules/shared/errors.js';
+import { attributeName, t } from '../../modules/i18n/translator.js';
+import type { FieldErrors } from '../../modules/shared/errors.js';
 
 // ajv-formats is CommonJS; under NodeNext its default export sits one level down.
 type AddFormats = (ajv: Ajv, formats: string[]) => Ajv;
