@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { DEMO_PASSWORD } from '../../src/db/seed.js';
+import { DEMO_PASSWORD } from '../../src/cli/seed.js';
 import { createCliHarness, type CliHarness, type CliResult } from './harness.js';
 
 const PASSWORD = 'correct horse battery';
