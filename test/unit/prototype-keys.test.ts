@@ -5,8 +5,9 @@ import { describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { ErrorObject } from 'ajv';
 import { formatValidationErrors, validatorCompiler } from '../../src/http/shared/validation.js';
-import { localizeErrors, oldInput } from '../../src/http/admin/support.js';
+import { oldInput } from '../../src/http/shared/forms.js';
 import { t } from '../../src/modules/i18n/translator.js';
+import { invalid } from '../../src/modules/shared/errors.js';
 import { describeError } from '../../src/plugins/errors.js';
 
 const NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'prototype'] as const;
@@ -73,9 +74,10 @@ describe('translations looked up by a name from input', () => {
   });
 });
 
-describe('the panel form helpers', () => {
-  it('translates a service message that reads like a name of Object.prototype as any other text', () => {
-    assert.deepEqual(localizeErrors(Object.fromEntries(NAMES.map((name) => [name, [name]])), 'en'), Object.fromEntries(NAMES.map((name) => [name, [name]])));
+describe('the form helpers', () => {
+  it('translates a service message whose key and field read like names of Object.prototype as any other text', () => {
+    const error = invalid(Object.fromEntries(NAMES.map((name) => [name, [{ key: name }]])));
+    for (const locale of ['en', 'fr']) assert.deepEqual(error.errorsIn(locale), Object.fromEntries(NAMES.map((name) => [name, [name]])));
   });
 
   it('keeps every sent text field to fill the form again as an own key, __proto__ included, and no password or token', () => {

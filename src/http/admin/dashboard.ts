@@ -3,7 +3,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { parseListParams } from '../../modules/admin/listing.js';
 import { t } from '../../modules/i18n/translator.js';
-import { adminPage, localeFor, tableLinks } from './support.js';
+import { localeFor } from '../shared/forms.js';
+import { adminPage, tableLinks } from './support.js';
 
 export const dashboardRoutes: FastifyPluginAsync = async (app) => {
   app.get('/', { config: { auth: 'admin' } }, async (request, reply) => {

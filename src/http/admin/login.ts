@@ -8,7 +8,8 @@ import { LOGIN_DECAY_SECONDS, LOGIN_MAX_ATTEMPTS } from '../../modules/auth/auth
 import { t } from '../../modules/i18n/translator.js';
 import { throttleEmail } from '../../modules/throttle/throttle.js';
 import { canAccessPanel } from '../../modules/users/users.service.js';
-import { adminPage, done, localeFor, oldInput, schemaErrors } from './support.js';
+import { done, localeFor, oldInput, schemaErrors } from '../shared/forms.js';
+import { adminPage } from './support.js';
 
 const LoginBody = Type.Object({
   email: Type.String({ minLength: 1, maxLength: 255, format: 'email' }),
@@ -44,7 +45,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const render = (errors: Record<string, string[]>, status: number) =>
       adminPage(request, reply, 'admin/login', null, { title: t(locale, 'admin.login.title'), errors, old: oldInput(request.body) }, status);
     const invalid = schemaErrors(request, locale);
-    if (invalid !== null) return render(invalid, 422);
+    if (Object.keys(invalid).length > 0) return render(invalid, 422);
 
     const { email, password } = request.body;
     // The site's limits (5 a minute per email + IP) in a bucket of the panel's own. Counted
@@ -80,6 +81,6 @@ export const loginRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await app.services.audit.record(user, 'admin.logout', { type: 'session', id: user.id, label: user.email }, {}, request.ip);
     }
     if (id !== undefined) await regenerateKeeping(request, ['adminUserId']);
-    return done(request, reply, t(localeFor(app, request), 'admin.logout.done'), '/admin/login');
+    return done(request, reply, '/admin/login', t(localeFor(app, request), 'admin.logout.done'));
   });
 };

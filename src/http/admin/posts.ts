@@ -15,7 +15,8 @@ import type { PostInput } from '../../modules/posts/posts.service.js';
 import { SLUG_PATTERN, slugify } from '../../modules/posts/slug.js';
 import { notFound, type FieldErrors } from '../../modules/shared/errors.js';
 import { safeBackPath } from '../shared/back-path.js';
-import { actorOf, adminPage, audit, done, idParam, localeFor, oldInput, schemaErrors, serviceErrors, tableLinks } from './support.js';
+import { done, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
+import { actorOf, adminPage, audit, idParam, tableLinks } from './support.js';
 
 export const POST_STATUSES = ['draft', 'published', 'archived'] as const;
 type Status = (typeof POST_STATUSES)[number];
@@ -105,7 +106,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
    * the title; an empty date is "now" when publishing, kept when already published, else none.
    */
   const readForm = (request: FastifyRequest, locale: Locale, post: Post | null): { input: PostInput & { title: string } } | { errors: FieldErrors } => {
-    const errors: FieldErrors = { ...(schemaErrors(request, locale) ?? {}) };
+    const errors: FieldErrors = { ...schemaErrors(request, locale) };
     const raw = request.body as Record<string, unknown>;
     const when = typeof raw.published_at === 'string' ? parsePanelTime(raw.published_at) : null;
     if (when === undefined && errors.published_at === undefined) errors.published_at = [t(locale, 'validation.date', { attribute: attributeName('published_at', locale) })];
@@ -146,16 +147,16 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const locale = localeFor(app, request);
     const values = submitted(request.body);
     if ((request.body as { _action?: string })._action === 'preview') {
-      return form(request, reply, locale, null, values, { preview: renderMarkdown(values.body), errors: schemaErrors(request, locale) ?? {} });
+      return form(request, reply, locale, null, values, { preview: renderMarkdown(values.body), errors: schemaErrors(request, locale) });
     }
     const read = readForm(request, locale, null);
     if ('errors' in read) return form(request, reply, locale, null, values, { errors: read.errors }, 422);
     try {
       const post = await app.services.posts.create(actorOf(request).id, read.input);
       await audit(app, request, 'post.created', { type: 'post', id: post.id, label: post.title });
-      return done(request, reply, t(locale, 'admin.posts.created', { title: post.title }), `/admin/posts/${post.id}/edit`);
+      return done(request, reply, `/admin/posts/${post.id}/edit`, t(locale, 'admin.posts.created', { title: post.title }));
     } catch (error) {
-      return form(request, reply, locale, null, values, { errors: serviceErrors(error, locale) }, 422);
+      return form(request, reply, locale, null, values, { errors: refusal(error, locale).errors }, 422);
     }
   });
 
@@ -169,7 +170,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const post = await findOr404(request);
     const values = submitted(request.body);
     if ((request.body as { _action?: string })._action === 'preview') {
-      return form(request, reply, locale, post, values, { preview: renderMarkdown(values.body), errors: schemaErrors(request, locale) ?? {} });
+      return form(request, reply, locale, post, values, { preview: renderMarkdown(values.body), errors: schemaErrors(request, locale) });
     }
     const read = readForm(request, locale, post);
     if ('errors' in read) return form(request, reply, locale, post, values, { errors: read.errors }, 422);
@@ -177,9 +178,9 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const updated = await app.services.posts.update(post, read.input);
       const fields = changedFields(post, updated);
       if (fields.length > 0) await audit(app, request, 'post.updated', { type: 'post', id: post.id, label: updated.title }, { fields });
-      return done(request, reply, t(locale, 'admin.posts.updated', { title: updated.title }), `/admin/posts/${post.id}/edit`);
+      return done(request, reply, `/admin/posts/${post.id}/edit`, t(locale, 'admin.posts.updated', { title: updated.title }));
     } catch (error) {
-      return form(request, reply, locale, post, values, { errors: serviceErrors(error, locale) }, 422);
+      return form(request, reply, locale, post, values, { errors: refusal(error, locale).errors }, 422);
     }
   });
 
@@ -197,7 +198,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const post = await findOr404(request);
       const updated = await app.services.posts.update(post, { status });
       await audit(app, request, action, { type: 'post', id: post.id, label: post.title });
-      return done(request, reply, t(locale, `admin.posts.${status === 'draft' ? 'unpublished' : 'published'}`, { title: updated.title }), back(request, '/admin/posts'));
+      return done(request, reply, back(request, '/admin/posts'), t(locale, `admin.posts.${status === 'draft' ? 'unpublished' : 'published'}`, { title: updated.title }));
     });
   }
 
@@ -218,6 +219,6 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const post = await findOr404(request);
     await app.services.posts.remove(post);
     await audit(app, request, 'post.deleted', { type: 'post', id: post.id, label: post.title });
-    return done(request, reply, t(locale, 'admin.posts.deleted', { title: post.title }), '/admin/posts');
+    return done(request, reply, '/admin/posts', t(locale, 'admin.posts.deleted', { title: post.title }));
   });
 };

@@ -9,7 +9,8 @@ import type { SettingRow } from '../../db/types.js';
 import { RULES } from '../../modules/admin/admin.service.js';
 import { t, type Locale } from '../../modules/i18n/translator.js';
 import { notFound, type FieldErrors } from '../../modules/shared/errors.js';
-import { adminPage, audit, done, localeFor, oldInput, schemaErrors } from './support.js';
+import { done, localeFor, oldInput, schemaErrors } from '../shared/forms.js';
+import { adminPage, audit } from './support.js';
 
 export const SETTING_KEY_PATTERN = '^[a-z][a-z0-9_.-]*$';
 
@@ -65,7 +66,7 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
    * (text is kept as typed), and, when adding, a key that exists.
    */
   const readForm = async (request: FastifyRequest, locale: Locale, adding: boolean): Promise<{ errors: FieldErrors } | { key: string; value: unknown; isPublic: boolean }> => {
-    const errors: FieldErrors = { ...(schemaErrors(request, locale) ?? {}) };
+    const errors: FieldErrors = { ...schemaErrors(request, locale) };
     const body = request.body as Record<string, unknown>;
     let value: unknown = body.value;
     if (errors.type === undefined && errors.value === undefined && body.type === 'json') {
@@ -98,7 +99,7 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { key, isPublic } = read;
     await app.services.settings.put(key, read.value, isPublic);
     await audit(app, request, 'setting.created', { type: 'setting', id: key, label: key }, { fields: isPublic ? ['value', 'is_public'] : ['value'] });
-    return done(request, reply, t(locale, 'admin.settings.created', { key }), '/admin/settings');
+    return done(request, reply, '/admin/settings', t(locale, 'admin.settings.created', { key }));
   });
 
   app.get('/settings/:key/edit', { config: { auth: 'admin' } }, async (request, reply) => {
@@ -119,7 +120,7 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await app.services.settings.put(setting.key, read.value, isPublic);
       await audit(app, request, 'setting.updated', { type: 'setting', id: setting.key, label: setting.key }, { fields });
     }
-    return done(request, reply, t(locale, 'admin.settings.updated', { key: setting.key }), '/admin/settings');
+    return done(request, reply, '/admin/settings', t(locale, 'admin.settings.updated', { key: setting.key }));
   });
 
   app.get('/settings/:key/delete', { config: { auth: 'admin' } }, async (request, reply) => {
@@ -139,6 +140,6 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const setting = await findOr404(request);
     await app.services.settings.remove(setting.key);
     await audit(app, request, 'setting.deleted', { type: 'setting', id: setting.key, label: setting.key });
-    return done(request, reply, t(locale, 'admin.settings.deleted', { key: setting.key }), '/admin/settings');
+    return done(request, reply, '/admin/settings', t(locale, 'admin.settings.deleted', { key: setting.key }));
   });
 };

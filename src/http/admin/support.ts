@@ -1,21 +1,14 @@
-// What every panel route shares: the page wrapper (admin layout, current section, the signed-in
-// administrator), inline form errors, the audit line, and the links of sortable, paged tables.
+// What every panel route shares beyond src/http/shared/forms.ts: the page wrapper (admin layout,
+// current section, the signed-in administrator), the audit line, and the links of sortable,
+// paged tables.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
 import type { AuditAction, AuditDetails, AuditSubject } from '../../modules/audit/audit.service.js';
 import type { ListParams } from '../../modules/admin/listing.js';
 import { t, type Locale } from '../../modules/i18n/translator.js';
-import { SLUG_TAKEN } from '../../modules/posts/posts.service.js';
-import { AppError, ValidationError, forbidden, notFound, type FieldErrors } from '../../modules/shared/errors.js';
-import { EMAIL_TAKEN } from '../../modules/users/users.service.js';
-import { flash, localeOf } from '../../plugins/views.js';
-import { formatValidationErrors } from '../shared/validation.js';
+import { AppError, forbidden, notFound } from '../../modules/shared/errors.js';
 
 export type AdminSection = 'dashboard' | 'users' | 'posts' | 'settings' | 'tokens' | 'audit';
-
-export function localeFor(app: FastifyInstance, request: FastifyRequest): Locale {
-  return localeOf(request, app.config.locale);
-}
 
 /** The administrator making this request; the 'admin' guard has already checked the access. */
 export function actorOf(request: FastifyRequest): User {
@@ -43,67 +36,9 @@ export function adminPage(
   return reply.page(template, { when: formatWhen, ...data, section, admin: admin === null ? null : { id: admin.id, name: admin.name, email: admin.email } }, status);
 }
 
-/** Stores a success message for the next page and sends the browser there (Post/Redirect/Get). */
-export function done(request: FastifyRequest, reply: FastifyReply, status: string, location: string): FastifyReply {
-  flash(request, { status });
-  return reply.redirect(location, 303);
-}
-
 /** Writes the audit line of an action by the request's administrator. */
 export async function audit(app: FastifyInstance, request: FastifyRequest, action: AuditAction, subject: AuditSubject, details: AuditDetails = {}): Promise<void> {
   await app.services.audit.record(actorOf(request), action, subject, details, request.ip);
-}
-
-// Messages the domain writes in English, mapped to the validation keys of the locale files. A
-// Map, since any text is looked up in it: an object would answer `constructor` from its prototype.
-const KNOWN = new Map<string, [string, string]>([
-  [EMAIL_TAKEN, ['validation.unique', 'email']],
-  [SLUG_TAKEN, ['validation.unique', 'slug']],
-]);
-
-/** Field errors in the visitor's language: message keys are translated, known English texts mapped. */
-export function localizeErrors(errors: FieldErrors, locale: Locale): FieldErrors {
-  return Object.fromEntries(
-    Object.entries(errors).map(([field, messages]) => [
-      field,
-      messages.map((message) => {
-        const known = KNOWN.get(message);
-        return known === undefined ? t(locale, message) : t(locale, known[0], { attribute: known[1] });
-      }),
-    ]),
-  );
-}
-
-/** The inline errors of a form whose schema check failed (routes use attachValidation), or null. */
-export function schemaErrors(request: FastifyRequest, locale: Locale): FieldErrors | null {
-  const failure = request.validationError as (Error & { validation?: unknown }) | undefined;
-  if (failure === undefined) return null;
-  const validation = Array.isArray(failure.validation) ? failure.validation : [];
-  const formatted = formatValidationErrors(validation, locale);
-  // A body that is not an object at all (a JSON array or string) names no field: it is still a
-  // failure, reported on the form as a whole, so no handler reads fields from it.
-  if (Object.keys(formatted.errors).length === 0) return { _form: [formatted.message] };
-  return formatted.errors;
-}
-
-/** Field errors of a ValidationError thrown by a service; anything else is thrown on. */
-export function serviceErrors(error: unknown, locale: Locale): FieldErrors {
-  if (error instanceof ValidationError) return localizeErrors(error.errors, locale);
-  throw error;
-}
-
-/**
- * What a form sent, to fill it again after an error; passwords and the CSRF token never. The
- * keys are the client's: Object.fromEntries makes each an own property (an assignment to
- * `old['__proto__']` would call the prototype setter instead).
- */
-export function oldInput(body: unknown): Record<string, string> {
-  if (typeof body !== 'object' || body === null) return {};
-  return Object.fromEntries(
-    Object.entries(body as Record<string, unknown>).filter(
-      (entry): entry is [string, string] => entry[0] !== '_token' && !/password/.test(entry[0]) && typeof entry[1] === 'string',
-    ),
-  );
 }
 
 /** The numeric id of a path, or a 404 for anything else. */

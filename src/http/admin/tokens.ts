@@ -7,7 +7,8 @@ import type { TokenListItem } from '../../modules/admin/admin.service.js';
 import { parseListParams } from '../../modules/admin/listing.js';
 import { t } from '../../modules/i18n/translator.js';
 import { notFound } from '../../modules/shared/errors.js';
-import { adminPage, audit, done, idParam, localeFor, tableLinks } from './support.js';
+import { done, localeFor } from '../shared/forms.js';
+import { adminPage, audit, idParam, tableLinks } from './support.js';
 
 export const tokenRoutes: FastifyPluginAsync = async (app) => {
   const tokenOr404 = async (request: FastifyRequest): Promise<TokenListItem> => {
@@ -54,7 +55,7 @@ export const tokenRoutes: FastifyPluginAsync = async (app) => {
     const token = await tokenOr404(request);
     await app.services.tokens.revoke(token.id);
     await audit(app, request, 'token.revoked', { type: 'token', id: token.id, label: `${token.name} (${token.user_email})` });
-    return done(request, reply, t(locale, 'admin.tokens.revoked', { name: token.name }), `/admin/tokens?user=${token.user_id}`);
+    return done(request, reply, `/admin/tokens?user=${token.user_id}`, t(locale, 'admin.tokens.revoked', { name: token.name }));
   });
 
   app.get('/tokens/users/:id/revoke', { config: { auth: 'admin' } }, async (request, reply) => {
@@ -74,6 +75,6 @@ export const tokenRoutes: FastifyPluginAsync = async (app) => {
     const user = await userOr404(request);
     const count = await app.services.tokens.revokeAll(user.id);
     await audit(app, request, 'tokens.revoked_all', { type: 'user', id: user.id, label: user.email }, { count });
-    return done(request, reply, t(locale, 'admin.tokens.revoked_all', { count, name: user.name }), `/admin/tokens?user=${user.id}`);
+    return done(request, reply, `/admin/tokens?user=${user.id}`, t(locale, 'admin.tokens.revoked_all', { count, name: user.name }));
   });
 };

@@ -11,7 +11,8 @@ import { t, type Locale } from '../../modules/i18n/translator.js';
 import { checkNewPassword } from '../../modules/passwords/policy.js';
 import { notFound, type FieldErrors } from '../../modules/shared/errors.js';
 import { canAccessPanel } from '../../modules/users/users.service.js';
-import { actorOf, adminPage, audit, done, idParam, localeFor, oldInput, refused, schemaErrors, serviceErrors, tableLinks } from './support.js';
+import { done, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
+import { actorOf, adminPage, audit, idParam, refused, tableLinks } from './support.js';
 
 const Checkbox = Type.Optional(Type.Literal('1'));
 const Name = Type.String({ minLength: 1, maxLength: 255 });
@@ -73,7 +74,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // The schema and the password rules are both checked, so that every error shows at once.
     const password = typeof raw.password === 'string' ? raw.password : '';
     const confirmation = typeof raw.password_confirmation === 'string' ? raw.password_confirmation : undefined;
-    const errors: FieldErrors = { ...(schemaErrors(request, locale) ?? {}) };
+    const errors: FieldErrors = { ...schemaErrors(request, locale) };
     if (password !== '' && errors.password === undefined) Object.assign(errors, checkNewPassword(password, confirmation, locale));
     if (Object.keys(errors).length > 0) return form(request, reply, locale, null, submitted(raw), errors, 422);
 
@@ -82,9 +83,9 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // The panel never makes an administrator: that is admin:create / admin:promote.
       const user = await app.services.users.create({ name, email, password, verified: verified === '1', admin: false });
       await audit(app, request, 'user.created', { type: 'user', id: user.id, label: user.email });
-      return done(request, reply, t(locale, 'admin.users.created', { name: user.name }), '/admin/users');
+      return done(request, reply, '/admin/users', t(locale, 'admin.users.created', { name: user.name }));
     } catch (error) {
-      return form(request, reply, locale, null, submitted(raw), serviceErrors(error, locale), 422);
+      return form(request, reply, locale, null, submitted(raw), refusal(error, locale).errors, 422);
     }
   });
 
@@ -97,14 +98,14 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const locale = localeFor(app, request);
     const target = await findOr404(request);
     const invalid = schemaErrors(request, locale);
-    if (invalid !== null) return form(request, reply, locale, target, submitted(request.body), invalid, 422);
+    if (Object.keys(invalid).length > 0) return form(request, reply, locale, target, submitted(request.body), invalid, 422);
     const { name, email, verified, admin } = request.body;
     try {
       const { user, fields } = await app.services.admin.updateUser(actorOf(request), target, { name, email, verified: verified === '1', admin: admin === '1' });
       if (fields.length > 0) await audit(app, request, 'user.updated', { type: 'user', id: user.id, label: user.email }, { fields });
-      return done(request, reply, t(locale, 'admin.users.updated', { name: user.name }), '/admin/users');
+      return done(request, reply, '/admin/users', t(locale, 'admin.users.updated', { name: user.name }));
     } catch (error) {
-      return form(request, reply, locale, target, submitted(request.body), serviceErrors(error, locale), 422);
+      return form(request, reply, locale, target, submitted(request.body), refusal(error, locale).errors, 422);
     }
   });
 
@@ -127,6 +128,6 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (user.id === actorOf(request).id) throw refused(locale, RULES.cannotDeleteSelf);
     await app.services.admin.deleteUser(actorOf(request), user);
     await audit(app, request, 'user.deleted', { type: 'user', id: user.id, label: user.email });
-    return done(request, reply, t(locale, 'admin.users.deleted', { name: user.name }), '/admin/users');
+    return done(request, reply, '/admin/users', t(locale, 'admin.users.deleted', { name: user.name }));
   });
 };

@@ -4,8 +4,8 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import { attributeName, t } from '../../modules/i18n/translator.js';
-import type { FieldErrors } from '../../modules/shared/errors.js';
+import { t, type Message } from '../../modules/i18n/translator.js';
+import { translateFields, type FieldErrors } from '../../modules/shared/errors.js';
 
 // ajv-formats is CommonJS; under NodeNext its default export sits one level down.
 type AddFormats = (ajv: Ajv, formats: string[]) => Ajv;
@@ -88,51 +88,51 @@ function fieldOf(error: ErrorObject): string {
   return error.instancePath.replace(/^\//, '').split('/')[0] ?? '';
 }
 
-function messageFor(error: ErrorObject, field: string, locale: string): string {
-  const attribute = attributeName(field, locale);
+function messageFor(error: ErrorObject, attribute: string): Message {
   // Ajv only fills parentSchema in verbose mode; the limit of a length or range check is in params.
   const limit = (error.params as { limit?: number }).limit ?? 0;
   switch (error.keyword) {
     case 'required':
-      return t(locale, 'validation.required', { attribute });
+      return { key: 'validation.required', attribute };
     case 'type': {
       const type = (error.params as { type: string }).type;
-      if (type === 'integer' || type === 'number') return t(locale, 'validation.integer', { attribute });
-      if (type === 'boolean') return t(locale, 'validation.boolean', { attribute });
-      if (type === 'array') return t(locale, 'validation.array', { attribute });
-      return t(locale, 'validation.string', { attribute });
+      if (type === 'integer' || type === 'number') return { key: 'validation.integer', attribute };
+      if (type === 'boolean') return { key: 'validation.boolean', attribute };
+      if (type === 'array') return { key: 'validation.array', attribute };
+      return { key: 'validation.string', attribute };
     }
     case 'format':
-      return (error.params as { format: string }).format === 'email'
-        ? t(locale, 'validation.email', { attribute })
-        : t(locale, 'validation.date', { attribute });
+      return { key: (error.params as { format: string }).format === 'email' ? 'validation.email' : 'validation.date', attribute };
     case 'minLength':
       // An empty string is a missing value, as Laravel's `required` treats it.
-      if (limit === 1) return t(locale, 'validation.required', { attribute });
-      return t(locale, 'validation.min.string', { attribute, min: limit });
+      if (limit === 1) return { key: 'validation.required', attribute };
+      return { key: 'validation.min.string', attribute, replace: { min: limit } };
     case 'maxLength':
-      return t(locale, 'validation.max.string', { attribute, max: limit });
+      return { key: 'validation.max.string', attribute, replace: { max: limit } };
     case 'minimum':
-      return t(locale, 'validation.min.numeric', { attribute, min: limit });
+      return { key: 'validation.min.numeric', attribute, replace: { min: limit } };
     case 'maximum':
-      return t(locale, 'validation.max.numeric', { attribute, max: limit });
+      return { key: 'validation.max.numeric', attribute, replace: { max: limit } };
     case 'enum':
     case 'const':
-      return t(locale, 'validation.in', { attribute });
+      return { key: 'validation.in', attribute };
     default:
-      return t(locale, 'validation.regex', { attribute });
+      return { key: 'validation.regex', attribute };
   }
 }
 
+const sameMessage = (a: Message, b: Message): boolean => a.key === b.key && a.attribute === b.attribute && JSON.stringify(a.replace) === JSON.stringify(b.replace);
+
 /**
- * Turns Ajv errors into `{field: [messages]}`; a body that is not an object gets its own message.
+ * Turns Ajv errors into `{field: [messages]}`, each message a key still to translate; null for
+ * a value that names no field (a body that is not an object).
  * Field names can be keys the client chose (a schema with a map, a body that is not an object),
  * so they are collected in a Map: on a plain object, `constructor` or `toString` would find
  * Object.prototype's members (a 500 once) and `__proto__` would set the prototype. The result
  * has own keys only (Object.fromEntries defines them; it never calls the `__proto__` setter).
  */
-export function formatValidationErrors(errors: ErrorObject[], locale = 'en'): { message: string; errors: FieldErrors } {
-  const fields = new Map<string, string[]>();
+export function validationMessages(errors: ErrorObject[]): Record<string, Message[]> | null {
+  const fields = new Map<string, Message[]>();
   for (const error of errors) {
     // anyOf/union wrappers repeat what their branches said.
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
@@ -140,18 +140,22 @@ export function formatValidationErrors(errors: ErrorObject[], locale = 'en'): { 
     if (error.keyword === 'type' && (error.params as { type?: string }).type === 'null') continue;
     const field = fieldOf(error);
     if (field === '') continue;
-    const message = messageFor(error, field, locale);
+    const message = messageFor(error, field);
     const list = fields.get(field) ?? [];
-    if (!list.includes(message)) list.push(message);
+    if (!list.some((known) => sameMessage(known, message))) list.push(message);
     fields.set(field, list);
   }
   // A missing value fails `required` only: Laravel runs no other rule on an empty field.
   for (const [field, messages] of fields) {
-    const required = t(locale, 'validation.required', { attribute: attributeName(field, locale) });
-    if (messages.includes(required)) fields.set(field, [required]);
+    if (messages.some((message) => message.key === 'validation.required')) fields.set(field, [{ key: 'validation.required', attribute: field }]);
   }
-  const result = Object.fromEntries(fields);
-  const first = Object.values(result)[0]?.[0];
-  if (first === undefined) return { message: t(locale, 'validation.object'), errors: {} };
-  return { message: first, errors: result };
+  return fields.size === 0 ? null : Object.fromEntries(fields);
+}
+
+/** Ajv errors as the answer shows them in `locale`: the first message, and every field's; a body that is not an object gets its own message. */
+export function formatValidationErrors(errors: ErrorObject[], locale = 'en'): { message: string; errors: FieldErrors } {
+  const messages = validationMessages(errors);
+  if (messages === null) return { message: t(locale, 'validation.object'), errors: {} };
+  const result = translateFields(locale, messages);
+  return { message: Object.values(result)[0]![0]!, errors: result };
 }

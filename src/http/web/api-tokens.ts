@@ -9,7 +9,8 @@ import { attributeName, t, type Locale } from '../../modules/i18n/translator.js'
 import { ValidationError, notFound } from '../../modules/shared/errors.js';
 import { flash } from '../../plugins/views.js';
 import { wantsJson } from '../../plugins/web-guard.js';
-import { assertValid, done, field, localeFor, submit } from './forms.js';
+import { assertValid, done, field, localeFor } from '../shared/forms.js';
+import { submit } from './forms.js';
 
 const PAGE = '/user/api-tokens';
 const MAX_ID = 2_147_483_647;

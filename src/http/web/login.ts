@@ -1,7 +1,8 @@
 // GET /login, POST /login: email + password (+ remember), throttled per email + IP.
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { checked, done, field, localeFor, schemaErrors, submit, takeIntended } from './forms.js';
+import { checked, done, field, localeFor, schemaErrors } from '../shared/forms.js';
+import { submit, takeIntended } from './forms.js';
 import { rememberDevice } from './remember.js';
 
 // The spec's login rules: a valid email, a password of at least 6 characters. The email's format

@@ -3,7 +3,7 @@
 // under a new session id; this device's remember-me token goes, other devices keep theirs.
 import type { FastifyInstance } from 'fastify';
 import { SESSION_COOKIE } from '../../plugins/session.js';
-import { done } from './forms.js';
+import { done } from '../shared/forms.js';
 import { forgetDevice } from './remember.js';
 
 export async function logoutRoutes(app: FastifyInstance): Promise<void> {

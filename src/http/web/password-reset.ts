@@ -4,7 +4,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { t } from '../../modules/i18n/translator.js';
-import { assertValid, done, field, localeFor, submit } from './forms.js';
+import { assertValid, done, field, localeFor } from '../shared/forms.js';
+import { submit } from './forms.js';
 
 const ForgotBody = Type.Object({
   email: Type.String({ format: 'email', minLength: 1, maxLength: 255 }),

@@ -3,7 +3,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { t } from '../../modules/i18n/translator.js';
-import { assertValid, done, field, localeFor, schemaErrors, submit } from './forms.js';
+import { assertValid, done, field, localeFor, schemaErrors } from '../shared/forms.js';
+import { submit } from './forms.js';
 import { hasRememberCookie, rememberDevice } from './remember.js';
 
 const ProfileBody = Type.Object({

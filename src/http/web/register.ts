@@ -2,7 +2,8 @@
 // confirmation; the new user is logged in, and mailed a verification link when that is on.
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { done, field, localeFor, schemaErrors, submit } from './forms.js';
+import { done, field, localeFor, schemaErrors } from '../shared/forms.js';
+import { submit } from './forms.js';
 
 const RegisterBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),

@@ -3,7 +3,8 @@
 // signed link itself.
 import type { FastifyInstance } from 'fastify';
 import { t } from '../../modules/i18n/translator.js';
-import { done, localeFor, submit } from './forms.js';
+import { done, localeFor } from '../shared/forms.js';
+import { submit } from './forms.js';
 
 export async function verifyEmailRoutes(app: FastifyInstance): Promise<void> {
   const notice = { template: 'auth/verify-email', keep: [] } as const;

@@ -6,10 +6,10 @@ import type { Db } from '../../db/connect.js';
 import { writeTransaction } from '../../db/connect.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Post, SettingRow, User } from '../../db/types.js';
-import { AppError, ValidationError } from '../shared/errors.js';
+import { AppError, invalid } from '../shared/errors.js';
 import { effectiveExpiry } from '../tokens/expiry.js';
 import { parseAbilities } from '../tokens/abilities.js';
-import { EMAIL_TAKEN } from '../users/users.service.js';
+import { TAKEN_EMAIL } from '../users/users.service.js';
 import { emailTaken, findUserById, updateUser } from '../users/users.repository.js';
 import {
   countActiveTokens,
@@ -50,10 +50,7 @@ export type TokenListItem = Omit<TokenListRow, 'abilities' | 'expires_at'> & { a
 /** The fields the panel's user form edits. */
 export type UserChanges = { name: string; email: string; verified: boolean; admin: boolean };
 
-/**
- * Rule failures carry message keys of the admin locale files (admin.json); the panel translates
- * them, and any plain English message (EMAIL_TAKEN…) passes through the translator unchanged.
- */
+/** The panel's rules, as message keys of the admin locale files (admin.json). */
 export const RULES = {
   cannotDemoteSelf: 'admin.users.errors.demote_self',
   cannotDeleteSelf: 'admin.users.errors.delete_self',
@@ -104,8 +101,8 @@ export class AdminService {
    */
   async updateUser(actor: Pick<User, 'id'>, target: User, changes: UserChanges): Promise<{ user: User; fields: string[] }> {
     const wasAdmin = Number(target.is_admin) === 1;
-    if (target.id === actor.id && !changes.admin) throw new ValidationError({ admin: [RULES.cannotDemoteSelf] });
-    if (!wasAdmin && changes.admin) throw new ValidationError({ admin: [RULES.promoteByCommand] });
+    if (target.id === actor.id && !changes.admin) throw invalid({ admin: [{ key: RULES.cannotDemoteSelf }] });
+    if (!wasAdmin && changes.admin) throw invalid({ admin: [{ key: RULES.promoteByCommand }] });
     const now = new Date().toISOString();
     const set: Partial<User> = {};
     if (changes.name !== target.name) set.name = changes.name;
@@ -117,13 +114,13 @@ export class AdminService {
     if (fields.length === 0) return { user: target, fields };
     try {
       const user = await writeTransaction(this.db, async (trx) => {
-        if (set.email !== undefined && (await emailTaken(trx, set.email, target.id))) throw new ValidationError({ email: [EMAIL_TAKEN] });
+        if (set.email !== undefined && (await emailTaken(trx, set.email, target.id))) throw invalid({ email: [TAKEN_EMAIL] });
         return updateUser(trx, target.id, { ...set, updated_at: now });
       });
       if (user === undefined) throw new AppError(404, 'Not Found.');
       return { user, fields };
     } catch (error) {
-      if (isUniqueViolation(error)) throw new ValidationError({ email: [EMAIL_TAKEN] });
+      if (isUniqueViolation(error)) throw invalid({ email: [TAKEN_EMAIL] });
       throw error;
     }
   }

@@ -12,7 +12,7 @@ import type { RememberService } from '../remember/remember.service.js';
 import { AppError, ValidationError, type FieldErrors } from '../shared/errors.js';
 import { throttleEmail, type Throttle } from '../throttle/throttle.js';
 import type { TokenService } from '../tokens/tokens.service.js';
-import { EMAIL_TAKEN, PASSWORD_INCORRECT, type UserService } from '../users/users.service.js';
+import type { UserService } from '../users/users.service.js';
 import type { EmailVerificationService } from '../verification/verification.service.js';
 
 // The format check the route schemas use (ajv-formats' "email").
@@ -50,18 +50,9 @@ function ordered(order: readonly string[], ...maps: FieldErrors[]): FieldErrors 
 
 const hasErrors = (errors: FieldErrors): boolean => Object.keys(errors).length > 0;
 
-/** The users module speaks English; the pages speak the visitor's language. */
+/** The users module writes message keys; the pages speak the visitor's language. */
 function localized(error: unknown, locale: string): unknown {
-  if (!(error instanceof ValidationError)) return error;
-  const errors = Object.entries(error.errors).map(([field, messages]) => [
-    field,
-    messages.map((message) => {
-      if (message === EMAIL_TAKEN) return t(locale, 'validation.unique', { attribute: attributeName(field, locale) });
-      if (message === PASSWORD_INCORRECT) return t(locale, 'validation.current_password');
-      return message;
-    }),
-  ]);
-  return new ValidationError(Object.fromEntries(errors) as FieldErrors);
+  return error instanceof ValidationError ? new ValidationError(error.errorsIn(locale)) : error;
 }
 
 export class AuthService {

@@ -44,3 +44,16 @@ export function attributeName(field: string, locale = 'en'): string {
   const translated = t(locale, key);
   return translated === key ? field.replace(/_/g, ' ') : translated;
 }
+
+/**
+ * A message not yet in a language: a key of the locale files, the field it is about (its
+ * `:attribute`, named in the reader's language) and any other values. The domain and the
+ * validation write these; the face that answers translates them for its reader.
+ */
+export type Message = { key: string; attribute?: string; replace?: Record<string, string | number> };
+
+/** `message` in `locale`. */
+export function translate(locale: string, message: Message): string {
+  const replace = message.attribute === undefined ? message.replace : { ...message.replace, attribute: attributeName(message.attribute, locale) };
+  return t(locale, message.key, replace);
+}

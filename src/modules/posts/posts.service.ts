@@ -2,7 +2,8 @@
 import type { Db } from '../../db/connect.js';
 import { writeTransaction } from '../../db/connect.js';
 import type { Post } from '../../db/types.js';
-import { ValidationError } from '../shared/errors.js';
+import type { Message } from '../i18n/translator.js';
+import { ValidationError, invalid } from '../shared/errors.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { MaybePromise } from '../shared/maybe-promise.js';
 import { slugify } from './slug.js';
@@ -24,7 +25,8 @@ import {
   type PostWithAuthor,
 } from './posts.repository.js';
 
-export const SLUG_TAKEN = 'The slug has already been taken.';
+/** A taken slug, as a message key: each face answers in its reader's language. */
+const TAKEN_SLUG: Message = { key: 'validation.unique', attribute: 'slug' };
 
 export type PostInput = {
   title?: string;
@@ -82,7 +84,7 @@ export class PostService {
     const status = input.status ?? 'draft';
     const post = await this.guardSlug(() =>
       writeTransaction(this.db, async (trx) => {
-        if (await slugTaken(trx, slug)) throw new ValidationError({ slug: [SLUG_TAKEN] });
+        if (await slugTaken(trx, slug)) throw invalid({ slug: [TAKEN_SLUG] });
         return insertPost(trx, {
           author_id: authorId,
           title: input.title,
@@ -113,7 +115,7 @@ export class PostService {
     const updated = await this.guardSlug(() =>
       writeTransaction(this.db, async (trx) => {
         if (changes.slug !== undefined && (await slugTaken(trx, changes.slug, post.id))) {
-          throw new ValidationError({ slug: [SLUG_TAKEN] });
+          throw invalid({ slug: [TAKEN_SLUG] });
         }
         return updatePost(trx, post.id, changes);
       }),
@@ -135,7 +137,7 @@ export class PostService {
     try {
       return await fn();
     } catch (error) {
-      if (isUniqueViolation(error)) throw new ValidationError({ slug: [SLUG_TAKEN] });
+      if (isUniqueViolation(error)) throw invalid({ slug: [TAKEN_SLUG] });
       throw error;
     }
   }

@@ -4,12 +4,15 @@ import type { Db } from '../../db/connect.js';
 import { writeTransaction } from '../../db/connect.js';
 import type { User } from '../../db/types.js';
 import { hashPassword, needsRehash, verifyDummy, verifyPassword } from '../passwords/hasher.js';
-import { ValidationError } from '../shared/errors.js';
+import { translate, type Message } from '../i18n/translator.js';
+import { invalid } from '../shared/errors.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { emailTaken, findUserByEmail, findUserById, insertUser, updateUser } from './users.repository.js';
 
-export const EMAIL_TAKEN = 'The email has already been taken.';
-export const PASSWORD_INCORRECT = 'The password is incorrect.';
+/** A taken address, as a message key: each face answers in its reader's language. */
+export const TAKEN_EMAIL: Message = { key: 'validation.unique', attribute: 'email' };
+/** Its English text, as the API and the CLI answer. */
+export const EMAIL_TAKEN = translate('en', TAKEN_EMAIL);
 
 export type NewAccount = {
   name: string;
@@ -51,7 +54,7 @@ export class UserService {
     const password = await hashPassword(account.password);
     try {
       return await writeTransaction(this.db, async (trx) => {
-        if (await emailTaken(trx, account.email)) throw new ValidationError({ email: [EMAIL_TAKEN] });
+        if (await emailTaken(trx, account.email)) throw invalid({ email: [TAKEN_EMAIL] });
         return insertUser(trx, {
           name: account.name,
           email: account.email,
@@ -65,7 +68,7 @@ export class UserService {
         });
       });
     } catch (error) {
-      if (isUniqueViolation(error)) throw new ValidationError({ email: [EMAIL_TAKEN] });
+      if (isUniqueViolation(error)) throw invalid({ email: [TAKEN_EMAIL] });
       throw error;
     }
   }
@@ -81,7 +84,7 @@ export class UserService {
         const set: { name?: string; email?: string; email_verified_at?: null; updated_at: string } = { updated_at: now };
         if (changes.name !== undefined) set.name = changes.name;
         if (changes.email !== undefined && changes.email !== user.email) {
-          if (await emailTaken(trx, changes.email, user.id)) throw new ValidationError({ email: [EMAIL_TAKEN] });
+          if (await emailTaken(trx, changes.email, user.id)) throw invalid({ email: [TAKEN_EMAIL] });
           set.email = changes.email;
           set.email_verified_at = null;
         }
@@ -90,7 +93,7 @@ export class UserService {
         return updated;
       });
     } catch (error) {
-      if (isUniqueViolation(error)) throw new ValidationError({ email: [EMAIL_TAKEN] });
+      if (isUniqueViolation(error)) throw invalid({ email: [TAKEN_EMAIL] });
       throw error;
     }
   }
@@ -99,7 +102,7 @@ export class UserService {
   async changePassword(userId: number, currentPassword: string, newPassword: string): Promise<void> {
     const user = await findUserById(this.db.kysely, userId);
     if (user === undefined || !(await verifyPassword(user.password, currentPassword))) {
-      throw new ValidationError({ current_password: [PASSWORD_INCORRECT] });
+      throw invalid({ current_password: [{ key: 'validation.current_password' }] });
     }
     await this.setPassword(userId, newPassword);
   }
