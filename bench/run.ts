@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { load, loadTool, type LoadResult, type Request } from './load.js';
 import { BENCH_EMAIL, BENCH_PASSWORD, copyToPostgres, dropPostgres, seedBenchDatabase, serviceEnv, type BenchData } from './seed.js';
 import type { ParentMessage, ServerMessage } from './server.js';
+import { underSlowloris } from './slowloris.js';
 
 const quick = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
 /** `--only workers`: only the worker-process scenario (a minute rather than eleven). */
@@ -33,6 +34,8 @@ const WARMUP = quick ? 1 : 3;
 const RSS_AT = quick ? [5, 15] : [10, 60];
 const CONNECTIONS = 10;
 const LOGIN_CONNECTIONS = 8;
+/** Slow sockets kept open in the slowloris scenario. */
+const SLOW_SOCKETS = 500;
 const WORKER_CONNECTIONS = 50;
 /** Requests each connection pipelines in the worker scenario's measurement with a target (see benchWorkers). */
 const PIPELINE = 8;
@@ -334,6 +337,17 @@ async function benchDatabase(target: Target, small: BenchData, large: BenchData)
   rows.push({ scenario: 'GET /api/user during a login flood', measured: userDuringFlood, against: 'GET /api/user alone', ratio: userDuringFlood.rps / userAlone.rps, target: 0.3, higherIsBetter: true });
   await stop(service);
 
+  // --- reads while slowloris sockets stay open (closed by REQUEST_TIMEOUT, reopened at once) ---
+  const guarded = await start('./server.ts', { ...serviceEnv(target.small[0], dir), REQUEST_TIMEOUT: '2000' });
+  await load({ origin: guarded.origin, requests: userRequest(small), seconds: WARMUP, connections: CONNECTIONS });
+  const userUnattacked = await once(guarded, userRequest(small), SECONDS, CONNECTIONS);
+  const port = Number(new URL(guarded.origin).port);
+  const { result: userUnderSlowloris, outcomes } = await underSlowloris(port, SLOW_SOCKETS, 30_000, () => once(guarded, userRequest(small), SECONDS, CONNECTIONS));
+  await stop(guarded);
+  report('GET /api/user, REQUEST_TIMEOUT=2000', userUnattacked);
+  report(`GET /api/user with ${SLOW_SOCKETS} slowloris sockets open (${outcomes.length} opened in all)`, userUnderSlowloris);
+  rows.push({ scenario: `GET /api/user with ${SLOW_SOCKETS} slowloris sockets open`, measured: userUnderSlowloris, against: 'GET /api/user alone', ratio: userUnderSlowloris.rps / userUnattacked.rps, target: 0.8, higherIsBetter: true });
+
   // --- resident memory under a steady mixed load, on a fresh process ---
   const steady = await startService(target.small[0]);
   const mixed: Request[] = [
@@ -353,7 +367,7 @@ async function benchDatabase(target: Target, small: BenchData, large: BenchData)
   log(`mixed load for ${second} s: ${fmt(steadyResult.rps)} req/s${problems(steadyResult)}; RSS ${rssFirst.toFixed(1)} MiB at ${first} s, ${rssSecond.toFixed(1)} MiB at ${second} s`);
   await stop(steady);
   rows.push({ scenario: `RSS after ${second} s of load`, measured: rssSecond, against: `after ${first} s (${rssFirst.toFixed(1)} MiB)`, ratio: rssSecond / rssFirst, target: 1.1, higherIsBetter: false });
-  const all = [bareUser, user, barePosts, posts, postsSmall, postsLarge, userSmall, userLarge, logins, userAlone, userDuringFlood, steadyResult];
+  const all = [bareUser, user, barePosts, posts, postsSmall, postsLarge, userSmall, userLarge, logins, userAlone, userDuringFlood, userUnattacked, userUnderSlowloris, steadyResult];
   return { rows, all };
 }
 

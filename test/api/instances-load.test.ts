@@ -11,15 +11,24 @@ import { buildApp } from '../../src/app.js';
 import { bearer, createTestDatabase, createUser, issueToken, onPostgres, testConfig, type TestDatabase } from '../helpers.js';
 
 const CLIENTS = 16;
+/** Answers wanted on each side of the change: counted, so a slow machine only takes longer. */
+const ANSWERS = 50;
 
 type Sample = { sentAt: number; status: number; body: string };
 
-/** Keeps CLIENTS requests in flight to `url` until `stop` resolves; records when each was sent and its answer. */
-async function hammer(url: string, headers: Record<string, string>, stop: Promise<void>): Promise<Sample[]> {
+/** Resolves once `count` of the samples so far satisfy `which`. */
+async function answered(samples: Sample[], count: number, which: (sample: Sample) => boolean): Promise<void> {
+  while (samples.filter(which).length < count) await sleep(5);
+}
+
+/**
+ * Keeps CLIENTS requests in flight to `url` while `during` runs (it sees the samples as they
+ * come); records when each request was sent and its answer.
+ */
+async function hammer(url: string, headers: Record<string, string>, during: (samples: Sample[]) => Promise<void>): Promise<Sample[]> {
   const samples: Sample[] = [];
   let stopped = false;
-  void stop.then(() => (stopped = true));
-  await Promise.all(
+  const clients = Promise.all(
     Array.from({ length: CLIENTS }, async () => {
       while (!stopped) {
         const sentAt = performance.now();
@@ -28,6 +37,12 @@ async function hammer(url: string, headers: Record<string, string>, stop: Promis
       }
     }),
   );
+  try {
+    await during(samples);
+  } finally {
+    stopped = true;
+    await clients;
+  }
   return samples;
 }
 
@@ -57,22 +72,17 @@ describe(`two instances under load (${onPostgres ? 'PostgreSQL' : 'SQLite file'}
     const user = await createUser(a);
     const token = await issueToken(a, user.email, user.plainPassword);
     let ackAt = Infinity;
-    const load = hammer(
-      `${aUrl}/api/user`,
-      bearer(token),
-      (async () => {
-        await sleep(400);
-        const revoked = await fetch(`${bUrl}/api/tokens/current`, { method: 'DELETE', headers: bearer(token) });
-        ackAt = performance.now();
-        assert.equal(revoked.status, 204);
-        await sleep(400);
-      })(),
-    );
-    const samples = await load;
+    const samples = await hammer(`${aUrl}/api/user`, bearer(token), async (live) => {
+      await answered(live, ANSWERS, (sample) => sample.status === 200);
+      const revoked = await fetch(`${bUrl}/api/tokens/current`, { method: 'DELETE', headers: bearer(token) });
+      ackAt = performance.now();
+      assert.equal(revoked.status, 204);
+      await answered(live, ANSWERS, (sample) => sample.sentAt > ackAt);
+    });
     const before = samples.filter((sample) => sample.sentAt < ackAt);
     const afterAck = samples.filter((sample) => sample.sentAt > ackAt);
-    assert.ok(before.filter((sample) => sample.status === 200).length > 50, 'the token worked before the revocation');
-    assert.ok(afterAck.length > 50, `enough requests after the revocation (${afterAck.length})`);
+    assert.ok(before.filter((sample) => sample.status === 200).length >= ANSWERS, 'the token worked before the revocation');
+    assert.ok(afterAck.length >= ANSWERS, `enough requests after the revocation (${afterAck.length})`);
     const accepted = afterAck.filter((sample) => sample.status !== 401);
     assert.equal(accepted.length, 0, `${accepted.length} of ${afterAck.length} requests sent after the revocation were not refused`);
   });
@@ -87,25 +97,21 @@ describe(`two instances under load (${onPostgres ? 'PostgreSQL' : 'SQLite file'}
     });
     assert.equal(created.status, 201);
     let ackAt = Infinity;
-    const samples = await hammer(
-      `${aUrl}/api/posts?locale=sv`,
-      { accept: 'application/json' },
-      (async () => {
-        await sleep(400);
-        const changed = await fetch(`${bUrl}/api/posts/changing-under-load`, {
-          method: 'PUT',
-          headers: { ...bearer(token), 'content-type': 'application/json' },
-          body: JSON.stringify({ title: 'After' }),
-        });
-        ackAt = performance.now();
-        assert.equal(changed.status, 200);
-        await sleep(400);
-      })(),
-    );
     const title = (sample: Sample) => (JSON.parse(sample.body) as { data: { title: string }[] }).data[0]?.title;
-    assert.ok(samples.filter((sample) => sample.sentAt < ackAt && title(sample) === 'Before').length > 50, 'the old title was listed before the change');
+    const samples = await hammer(`${aUrl}/api/posts?locale=sv`, { accept: 'application/json' }, async (live) => {
+      await answered(live, ANSWERS, (sample) => sample.status === 200 && title(sample) === 'Before');
+      const changed = await fetch(`${bUrl}/api/posts/changing-under-load`, {
+        method: 'PUT',
+        headers: { ...bearer(token), 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'After' }),
+      });
+      ackAt = performance.now();
+      assert.equal(changed.status, 200);
+      await answered(live, ANSWERS, (sample) => sample.sentAt > ackAt);
+    });
+    assert.ok(samples.filter((sample) => sample.sentAt < ackAt && title(sample) === 'Before').length >= ANSWERS, 'the old title was listed before the change');
     const afterAck = samples.filter((sample) => sample.sentAt > ackAt);
-    assert.ok(afterAck.length > 50, `enough requests after the change (${afterAck.length})`);
+    assert.ok(afterAck.length >= ANSWERS, `enough requests after the change (${afterAck.length})`);
     const stale = afterAck.filter((sample) => sample.status !== 200 || title(sample) !== 'After');
     assert.equal(stale.length, 0, `${stale.length} of ${afterAck.length} requests sent after the change got the old list`);
   });

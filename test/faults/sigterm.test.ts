@@ -141,8 +141,9 @@ describe(`SIGTERM with requests in flight (${onPostgres ? 'PostgreSQL' : 'SQLite
       assert.ok(answer.status === 'reset' || (answer.status === 503 && answer.body === UNAVAILABLE), `${answer.device}: ${answer.status} ${answer.body}`);
     }
     assert.ok(refusedWhileBusy, 'new connections are refused while requests are still being finished');
+    // Exit code 0 is the graceful close finishing first: the service's own 10-second limit on
+    // shutting down ends the process with 1 (src/server.ts), so no clock is needed here.
     assert.equal(exit, 0);
-    assert.ok(seconds < 10, `exited after ${seconds} s`);
     // Nothing in flight was lost: exactly the tokens answered 200 are stored.
     const tokenIds = answered.map((a) => Number((JSON.parse(a.body) as { token: string }).token.split('|')[0]));
     assert.deepEqual(new Set(stored.map((row) => row.id)), new Set(tokenIds));
