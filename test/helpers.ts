@@ -6,7 +6,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { buildApp, type BuildOptions } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
@@ -143,18 +142,3 @@ export async function issueToken(app: FastifyInstance, email: string, password: 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}`, accept: 'application/json' });
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-/** False when Redis answers; otherwise the reason the Redis tests are skipped. */
-export async function redisMissing(): Promise<string | false> {
-  const probe = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    await probe.ping();
-    return false;
-  } catch {
-    return `Redis not reachable at ${REDIS_URL}`;
-  } finally {
-    probe.disconnect();
-  }
-}

@@ -9,13 +9,14 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { REDIS_URL, TEST_APP_KEY, buildTestApp, createTestDatabase, createUser, issueToken, redisMissing, testConfig, type TestApp } from '../helpers.js';
+import { REDIS_URL, TEST_APP_KEY, buildTestApp, createTestDatabase, createUser, issueToken, testConfig, type TestApp } from '../helpers.js';
+import { skipWithoutRedis } from '../support/services.js';
 import { TcpProxy } from '../faults/tcp-proxy.js';
 import { sanctumSecret } from './support.js';
 
 const TOO_MANY = '{"message":"Too Many Attempts.","errors":{}}';
 
-const skipRedis = await redisMissing();
+const skipRedis = await skipWithoutRedis();
 
 let ipCounter = 0;
 /** A client address of its own, so each test starts with empty per-IP buckets. */

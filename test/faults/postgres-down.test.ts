@@ -6,16 +6,15 @@
 // Runs in the PostgreSQL run of the suite (TEST_DATABASE_URL=postgres://…).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { onPostgres } from '../helpers.js';
 import { createSharedDatabase, issueTokenHttp, seedUsers, startServerProcess, type SeededUser, type ServerProcess, type SharedDatabase } from '../load/server-process.js';
+import { needsPostgres } from '../support/services.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 const UNAVAILABLE = '{"message":"Service Unavailable.","errors":{}}';
-const skip = onPostgres ? false : 'needs PostgreSQL: run with TEST_DATABASE_URL=postgres://…';
 
 type Probe = { name: string; status: number; body: string; ms: number };
 
-describe('PostgreSQL unavailable while serving', { skip }, () => {
+describe('PostgreSQL unavailable while serving', { skip: needsPostgres }, () => {
   let database: SharedDatabase;
   let proxy: TcpProxy;
   let server: ServerProcess;
@@ -71,13 +70,16 @@ describe('PostgreSQL unavailable while serving', { skip }, () => {
     assert.equal(server.child.exitCode, null, 'the process is still running');
   }
 
-  /** Waits (at most 20 s) until GET /up is healthy again, then checks reads and writes work. */
+  /**
+   * Asks GET /up until it is healthy again (at most 100 times, 200 ms apart: a count, so a slow
+   * machine only makes each try take longer), then checks reads and writes work.
+   */
   async function assertRecovered(): Promise<number> {
     const started = performance.now();
-    for (;;) {
+    for (let tries = 1; ; tries += 1) {
       const response = await fetch(`${server.url}/up`, { signal: AbortSignal.timeout(5000) }).catch(() => null);
       if (response?.status === 200) break;
-      assert.ok(performance.now() - started < 20_000, 'the service did not recover within 20 s');
+      assert.ok(tries < 100, `the service did not recover: GET /up still unhealthy after ${tries} tries`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const recovered = Math.round(performance.now() - started);

@@ -16,6 +16,7 @@ import pg from 'pg';
 import { TEST_APP_KEY, TEST_DATABASE_URL, onPostgres } from '../helpers.js';
 import { withSearchPath, ROOT } from '../load/server-process.js';
 import { freePort } from '../support/browser.js';
+import { needsPostgres } from '../support/services.js';
 import { spawnCli } from '../cli/harness.js';
 
 type Outcome = { code: number | string; output: string; lines: string[] };
@@ -60,7 +61,6 @@ function assertOneLine(outcome: Outcome, line: string): void {
 }
 
 const postgresBase = onPostgres ? TEST_DATABASE_URL : null;
-const needsPostgres = postgresBase === null ? 'needs PostgreSQL: run with TEST_DATABASE_URL=postgres://…' : false;
 
 describe('failures at start, as real processes', { concurrency: 3 }, () => {
   let dir: string;

@@ -7,11 +7,11 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/connect.js';
 import { ReadCache } from '../../src/perf/read-cache.js';
-import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers.js';
+import { createTestDatabase, type TestDatabase } from '../helpers.js';
+import { needsPostgres } from '../support/services.js';
 
-const skip = !onPostgres && 'needs PostgreSQL: run with TEST_DATABASE_URL=postgres://…';
 
-describe('the data_version counter (PostgreSQL)', { skip }, () => {
+describe('the data_version counter (PostgreSQL)', { skip: needsPostgres }, () => {
   let database: TestDatabase;
   let db: Db;
   let userId: number;

@@ -4,9 +4,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { connect } from '../../src/db/connect.js';
-import { TEST_DATABASE_URL, onPostgres } from '../helpers.js';
+import { TEST_DATABASE_URL } from '../helpers.js';
+import { needsPostgres } from '../support/services.js';
 
-describe('PostgreSQL statement timeouts', { skip: onPostgres ? false : 'needs TEST_DATABASE_URL=postgres://…' }, () => {
+describe('PostgreSQL statement timeouts', { skip: needsPostgres }, () => {
   const timeoutOf = async (requestTimeouts?: boolean) => {
     const db = connect(TEST_DATABASE_URL, requestTimeouts === undefined ? {} : { requestTimeouts });
     try {
