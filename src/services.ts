@@ -31,7 +31,7 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
     settings: new SettingsService(db),
     sessions: new DbSessionStore(db, config.sessionLifetimeMinutes, config.sessionAbsoluteLifetimeMinutes),
     audit: new AuditService(db),
-    admin: new AdminService(db, config),
   };
-  return { ...core, ...createAccountServices(db, config, core, options) };
+  const admin = new AdminService(db, config, core);
+  return { ...core, admin, ...createAccountServices(db, config, core, options) };
 }

@@ -9,14 +9,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Post } from '../../db/types.js';
 import { POST_SORTS } from '../../modules/admin/admin.repository.js';
 import { parseListParams, pick } from '../../modules/admin/listing.js';
-import { LOCALES, attributeName, t, type Locale } from '../../modules/i18n/translator.js';
+import { LOCALES, t, type Locale } from '../../modules/i18n/translator.js';
 import { renderMarkdown } from '../../modules/posts/markdown.js';
-import type { PostInput } from '../../modules/posts/posts.service.js';
+import type { PostForm } from '../../modules/posts/posts.service.js';
 import { SLUG_PATTERN, slugify } from '../../modules/posts/slug.js';
 import { notFound, type FieldErrors } from '../../modules/shared/errors.js';
 import { safeBackPath } from '../shared/back-path.js';
-import { done, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
-import { actorOf, adminPage, audit, idParam, tableLinks } from './support.js';
+import { done, field, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
+import { acting, adminPage, idParam, tableLinks } from './support.js';
 
 export const POST_STATUSES = ['draft', 'published', 'archived'] as const;
 type Status = (typeof POST_STATUSES)[number];
@@ -37,14 +37,6 @@ type FormValues = { title: string; slug: string; excerpt: string; body: string; 
 
 /** An ISO time as a datetime-local value, in UTC like every time in the panel. */
 const toLocalInput = (iso: string | null): string => (iso === null ? '' : new Date(iso).toISOString().slice(0, 16));
-
-/** A datetime-local value read as UTC: '' → null, nonsense → undefined. */
-export function parsePanelTime(value: string): string | null | undefined {
-  if (value === '') return null;
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(value)) return undefined;
-  const date = new Date(`${value}Z`);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
-}
 
 const valuesOf = (post: Post): FormValues => ({
   title: post.title,
@@ -69,10 +61,17 @@ function submitted(body: unknown): FormValues {
   };
 }
 
-/** The names of the fields whose value differs between two versions of a post. */
-function changedFields(before: Post, after: Post): string[] {
-  return (['title', 'slug', 'excerpt', 'body', 'locale', 'status', 'published_at'] as const).filter((key) => before[key] !== after[key]);
-}
+/** The editor's fields as typed, for PostService's rules. */
+const postForm = (request: FastifyRequest): PostForm => ({
+  title: field(request, 'title'),
+  slug: field(request, 'slug'),
+  excerpt: field(request, 'excerpt'),
+  body: field(request, 'body'),
+  locale: field(request, 'locale'),
+  // Any other value is a schema error, and then nothing is saved.
+  status: field(request, 'status') as Status,
+  published_at: field(request, 'published_at'),
+});
 
 export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const findOr404 = async (request: FastifyRequest): Promise<Post> => {
@@ -100,26 +99,6 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       statuses: POST_STATUSES,
       postLocales: LOCALES,
     }, status);
-
-  /**
-   * Reads a checked form into PostService input, or the field errors. An empty slug comes from
-   * the title; an empty date is "now" when publishing, kept when already published, else none.
-   */
-  const readForm = (request: FastifyRequest, locale: Locale, post: Post | null): { input: PostInput & { title: string } } | { errors: FieldErrors } => {
-    const errors: FieldErrors = { ...schemaErrors(request, locale) };
-    const raw = request.body as Record<string, unknown>;
-    const when = typeof raw.published_at === 'string' ? parsePanelTime(raw.published_at) : null;
-    if (when === undefined && errors.published_at === undefined) errors.published_at = [t(locale, 'validation.date', { attribute: attributeName('published_at', locale) })];
-    if (Object.keys(errors).length > 0) return { errors };
-    const body = request.body as { title: string; slug?: string; excerpt?: string; body?: string; locale: string; status: Status };
-    const slug = body.slug !== undefined && body.slug !== '' ? body.slug : slugify(body.title);
-    if (slug === '') return { errors: { slug: [t(locale, 'admin.posts.errors.slug_required')] } };
-    let publishedAt: string | null | undefined = when ?? null;
-    if (when === null && body.status === 'published') publishedAt = post?.published_at ?? undefined;
-    return {
-      input: { title: body.title, slug, excerpt: body.excerpt ?? '', body: body.body ?? '', locale: body.locale, status: body.status, published_at: publishedAt },
-    };
-  };
 
   app.get('/posts', { config: { auth: 'admin' } }, async (request, reply) => {
     const params = parseListParams(request.query, POST_SORTS, { sort: 'updated_at', dir: 'desc' });
@@ -149,11 +128,8 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if ((request.body as { _action?: string })._action === 'preview') {
       return form(request, reply, locale, null, values, { preview: renderMarkdown(values.body), errors: schemaErrors(request, locale) });
     }
-    const read = readForm(request, locale, null);
-    if ('errors' in read) return form(request, reply, locale, null, values, { errors: read.errors }, 422);
     try {
-      const post = await app.services.posts.create(actorOf(request).id, read.input);
-      await audit(app, request, 'post.created', { type: 'post', id: post.id, label: post.title });
+      const post = await app.services.admin.savePost(acting(request), null, postForm(request), schemaErrors(request, locale));
       return done(request, reply, `/admin/posts/${post.id}/edit`, t(locale, 'admin.posts.created', { title: post.title }));
     } catch (error) {
       return form(request, reply, locale, null, values, { errors: refusal(error, locale).errors }, 422);
@@ -172,12 +148,8 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if ((request.body as { _action?: string })._action === 'preview') {
       return form(request, reply, locale, post, values, { preview: renderMarkdown(values.body), errors: schemaErrors(request, locale) });
     }
-    const read = readForm(request, locale, post);
-    if ('errors' in read) return form(request, reply, locale, post, values, { errors: read.errors }, 422);
     try {
-      const updated = await app.services.posts.update(post, read.input);
-      const fields = changedFields(post, updated);
-      if (fields.length > 0) await audit(app, request, 'post.updated', { type: 'post', id: post.id, label: updated.title }, { fields });
+      const updated = await app.services.admin.savePost(acting(request), post, postForm(request), schemaErrors(request, locale));
       return done(request, reply, `/admin/posts/${post.id}/edit`, t(locale, 'admin.posts.updated', { title: updated.title }));
     } catch (error) {
       return form(request, reply, locale, post, values, { errors: refusal(error, locale).errors }, 422);
@@ -192,12 +164,11 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   // Publish keeps the date of a post published before (a first publication is dated now);
   // unpublish sends it back to draft.
-  for (const [path, status, action] of [['publish', 'published', 'post.published'], ['unpublish', 'draft', 'post.unpublished']] as const) {
+  for (const [path, status] of [['publish', 'published'], ['unpublish', 'draft']] as const) {
     app.post(`/posts/:id/${path}`, { config: { auth: 'admin' } }, async (request, reply) => {
       const locale = localeFor(app, request);
       const post = await findOr404(request);
-      const updated = await app.services.posts.update(post, { status });
-      await audit(app, request, action, { type: 'post', id: post.id, label: post.title });
+      const updated = await app.services.admin.setPostStatus(acting(request), post, status);
       return done(request, reply, back(request, '/admin/posts'), t(locale, `admin.posts.${status === 'draft' ? 'unpublished' : 'published'}`, { title: updated.title }));
     });
   }
@@ -217,8 +188,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/posts/:id/delete', { config: { auth: 'admin' } }, async (request, reply) => {
     const locale = localeFor(app, request);
     const post = await findOr404(request);
-    await app.services.posts.remove(post);
-    await audit(app, request, 'post.deleted', { type: 'post', id: post.id, label: post.title });
+    await app.services.admin.deletePost(acting(request), post);
     return done(request, reply, '/admin/posts', t(locale, 'admin.posts.deleted', { title: post.title }));
   });
 };

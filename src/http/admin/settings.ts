@@ -6,11 +6,11 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SettingRow } from '../../db/types.js';
-import { RULES } from '../../modules/admin/admin.service.js';
+import type { SettingForm } from '../../modules/admin/admin.service.js';
 import { t, type Locale } from '../../modules/i18n/translator.js';
 import { notFound, type FieldErrors } from '../../modules/shared/errors.js';
-import { done, localeFor, oldInput, schemaErrors } from '../shared/forms.js';
-import { adminPage, audit } from './support.js';
+import { done, field, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
+import { acting, adminPage } from './support.js';
 
 export const SETTING_KEY_PATTERN = '^[a-z][a-z0-9_.-]*$';
 
@@ -45,6 +45,9 @@ function submitted(body: unknown, key?: string): FormValues {
   return { key: key ?? old.key ?? '', type: old.type ?? 'text', value: old.value ?? '', is_public: old.is_public === '1' };
 }
 
+/** The form's value as typed and how to read it, for AdminService's rules. */
+const settingForm = (request: FastifyRequest): SettingForm => ({ type: field(request, 'type'), value: field(request, 'value'), isPublic: field(request, 'is_public') === '1' });
+
 export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const findOr404 = async (request: FastifyRequest): Promise<SettingRow> => {
     const key = (request.params as { key?: string }).key ?? '';
@@ -61,26 +64,6 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
       errors,
     }, status);
 
-  /**
-   * The form's value to store, or every error at once: the schema's, JSON that does not parse
-   * (text is kept as typed), and, when adding, a key that exists.
-   */
-  const readForm = async (request: FastifyRequest, locale: Locale, adding: boolean): Promise<{ errors: FieldErrors } | { key: string; value: unknown; isPublic: boolean }> => {
-    const errors: FieldErrors = { ...schemaErrors(request, locale) };
-    const body = request.body as Record<string, unknown>;
-    let value: unknown = body.value;
-    if (errors.type === undefined && errors.value === undefined && body.type === 'json') {
-      try {
-        value = JSON.parse(String(body.value));
-      } catch {
-        errors.value = [t(locale, 'admin.settings.errors.json')];
-      }
-    }
-    const key = typeof body.key === 'string' ? body.key : '';
-    if (adding && errors.key === undefined && (await app.services.admin.findSetting(key)) !== undefined) errors.key = [t(locale, RULES.settingExists)];
-    return Object.keys(errors).length > 0 ? { errors } : { key, value, isPublic: body.is_public === '1' };
-  };
-
   app.get('/settings', { config: { auth: 'admin' } }, async (request, reply) => {
     const settings = await app.services.settings.all();
     const rows = settings.map((setting) => ({ ...setting, display: typeof setting.value === 'string' ? setting.value : JSON.stringify(setting.value) }));
@@ -93,13 +76,13 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/settings', { config: { auth: 'admin' }, schema: { body: CreateBody }, attachValidation: true }, async (request, reply) => {
     const locale = localeFor(app, request);
-    const values = submitted(request.body);
-    const read = await readForm(request, locale, true);
-    if ('errors' in read) return form(request, reply, locale, null, values, read.errors, 422);
-    const { key, isPublic } = read;
-    await app.services.settings.put(key, read.value, isPublic);
-    await audit(app, request, 'setting.created', { type: 'setting', id: key, label: key }, { fields: isPublic ? ['value', 'is_public'] : ['value'] });
-    return done(request, reply, '/admin/settings', t(locale, 'admin.settings.created', { key }));
+    const key = field(request, 'key');
+    try {
+      await app.services.admin.createSetting(acting(request), key, settingForm(request), schemaErrors(request, locale));
+      return done(request, reply, '/admin/settings', t(locale, 'admin.settings.created', { key }));
+    } catch (error) {
+      return form(request, reply, locale, null, submitted(request.body), refusal(error, locale).errors, 422);
+    }
   });
 
   app.get('/settings/:key/edit', { config: { auth: 'admin' } }, async (request, reply) => {
@@ -110,17 +93,12 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/settings/:key', { config: { auth: 'admin' }, schema: { body: UpdateBody }, attachValidation: true }, async (request, reply) => {
     const locale = localeFor(app, request);
     const setting = await findOr404(request);
-    const values = submitted(request.body, setting.key);
-    const read = await readForm(request, locale, false);
-    if ('errors' in read) return form(request, reply, locale, setting, values, read.errors, 422);
-    const { isPublic } = read;
-    const stored = JSON.stringify(read.value);
-    const fields = [...(stored !== setting.value ? ['value'] : []), ...(isPublic !== (Number(setting.is_public) === 1) ? ['is_public'] : [])];
-    if (fields.length > 0) {
-      await app.services.settings.put(setting.key, read.value, isPublic);
-      await audit(app, request, 'setting.updated', { type: 'setting', id: setting.key, label: setting.key }, { fields });
+    try {
+      await app.services.admin.updateSetting(acting(request), setting, settingForm(request), schemaErrors(request, locale));
+      return done(request, reply, '/admin/settings', t(locale, 'admin.settings.updated', { key: setting.key }));
+    } catch (error) {
+      return form(request, reply, locale, setting, submitted(request.body, setting.key), refusal(error, locale).errors, 422);
     }
-    return done(request, reply, '/admin/settings', t(locale, 'admin.settings.updated', { key: setting.key }));
   });
 
   app.get('/settings/:key/delete', { config: { auth: 'admin' } }, async (request, reply) => {
@@ -138,8 +116,7 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/settings/:key/delete', { config: { auth: 'admin' } }, async (request, reply) => {
     const locale = localeFor(app, request);
     const setting = await findOr404(request);
-    await app.services.settings.remove(setting.key);
-    await audit(app, request, 'setting.deleted', { type: 'setting', id: setting.key, label: setting.key });
+    await app.services.admin.deleteSetting(acting(request), setting.key);
     return done(request, reply, '/admin/settings', t(locale, 'admin.settings.deleted', { key: setting.key }));
   });
 };

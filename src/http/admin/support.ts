@@ -1,9 +1,9 @@
 // What every panel route shares beyond src/http/shared/forms.ts: the page wrapper (admin layout,
-// current section, the signed-in administrator), the audit line, and the links of sortable,
-// paged tables.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+// current section, the signed-in administrator), who is acting (for the audit line), and the
+// links of sortable, paged tables.
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
-import type { AuditAction, AuditDetails, AuditSubject } from '../../modules/audit/audit.service.js';
+import type { Acting } from '../../modules/audit/audit.service.js';
 import type { ListParams } from '../../modules/admin/listing.js';
 import { t, type Locale } from '../../modules/i18n/translator.js';
 import { AppError, forbidden, notFound } from '../../modules/shared/errors.js';
@@ -36,9 +36,9 @@ export function adminPage(
   return reply.page(template, { when: formatWhen, ...data, section, admin: admin === null ? null : { id: admin.id, name: admin.name, email: admin.email } }, status);
 }
 
-/** Writes the audit line of an action by the request's administrator. */
-export async function audit(app: FastifyInstance, request: FastifyRequest, action: AuditAction, subject: AuditSubject, details: AuditDetails = {}): Promise<void> {
-  await app.services.audit.record(actorOf(request), action, subject, details, request.ip);
+/** The request's administrator and address, for the audit line of a change the services make. */
+export function acting(request: FastifyRequest): Acting {
+  return { actor: actorOf(request), ip: request.ip };
 }
 
 /** The numeric id of a path, or a 404 for anything else. */

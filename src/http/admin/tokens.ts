@@ -8,7 +8,7 @@ import { parseListParams } from '../../modules/admin/listing.js';
 import { t } from '../../modules/i18n/translator.js';
 import { notFound } from '../../modules/shared/errors.js';
 import { done, localeFor } from '../shared/forms.js';
-import { adminPage, audit, idParam, tableLinks } from './support.js';
+import { acting, adminPage, idParam, tableLinks } from './support.js';
 
 export const tokenRoutes: FastifyPluginAsync = async (app) => {
   const tokenOr404 = async (request: FastifyRequest): Promise<TokenListItem> => {
@@ -53,8 +53,7 @@ export const tokenRoutes: FastifyPluginAsync = async (app) => {
   app.post('/tokens/:id/revoke', { config: { auth: 'admin' } }, async (request, reply) => {
     const locale = localeFor(app, request);
     const token = await tokenOr404(request);
-    await app.services.tokens.revoke(token.id);
-    await audit(app, request, 'token.revoked', { type: 'token', id: token.id, label: `${token.name} (${token.user_email})` });
+    await app.services.admin.revokeToken(acting(request), token);
     return done(request, reply, `/admin/tokens?user=${token.user_id}`, t(locale, 'admin.tokens.revoked', { name: token.name }));
   });
 
@@ -73,8 +72,7 @@ export const tokenRoutes: FastifyPluginAsync = async (app) => {
   app.post('/tokens/users/:id/revoke', { config: { auth: 'admin' } }, async (request, reply) => {
     const locale = localeFor(app, request);
     const user = await userOr404(request);
-    const count = await app.services.tokens.revokeAll(user.id);
-    await audit(app, request, 'tokens.revoked_all', { type: 'user', id: user.id, label: user.email }, { count });
+    const count = await app.services.admin.revokeAllTokens(acting(request), user);
     return done(request, reply, `/admin/tokens?user=${user.id}`, t(locale, 'admin.tokens.revoked_all', { count, name: user.name }));
   });
 };

@@ -8,11 +8,10 @@ import { USER_SORTS } from '../../modules/admin/admin.repository.js';
 import { RULES } from '../../modules/admin/admin.service.js';
 import { parseListParams } from '../../modules/admin/listing.js';
 import { t, type Locale } from '../../modules/i18n/translator.js';
-import { checkNewPassword } from '../../modules/passwords/policy.js';
 import { notFound, type FieldErrors } from '../../modules/shared/errors.js';
 import { canAccessPanel } from '../../modules/users/users.service.js';
-import { done, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
-import { actorOf, adminPage, audit, idParam, refused, tableLinks } from './support.js';
+import { done, field, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
+import { acting, actorOf, adminPage, idParam, refused, tableLinks } from './support.js';
 
 const Checkbox = Type.Optional(Type.Literal('1'));
 const Name = Type.String({ minLength: 1, maxLength: 255 });
@@ -71,18 +70,15 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/users', { config: { auth: 'admin' }, schema: { body: CreateBody }, attachValidation: true }, async (request, reply) => {
     const locale = localeFor(app, request);
     const raw = request.body as Record<string, unknown>;
-    // The schema and the password rules are both checked, so that every error shows at once.
-    const password = typeof raw.password === 'string' ? raw.password : '';
-    const confirmation = typeof raw.password_confirmation === 'string' ? raw.password_confirmation : undefined;
-    const errors: FieldErrors = { ...schemaErrors(request, locale) };
-    if (password !== '' && errors.password === undefined) Object.assign(errors, checkNewPassword(password, confirmation, locale));
-    if (Object.keys(errors).length > 0) return form(request, reply, locale, null, submitted(raw), errors, 422);
-
-    const { name, email, verified } = request.body;
+    const newUser = {
+      name: field(request, 'name'),
+      email: field(request, 'email'),
+      password: field(request, 'password'),
+      password_confirmation: typeof raw.password_confirmation === 'string' ? raw.password_confirmation : undefined,
+      verified: field(request, 'verified') === '1',
+    };
     try {
-      // The panel never makes an administrator: that is admin:create / admin:promote.
-      const user = await app.services.users.create({ name, email, password, verified: verified === '1', admin: false });
-      await audit(app, request, 'user.created', { type: 'user', id: user.id, label: user.email });
+      const user = await app.services.admin.createUser(acting(request), newUser, locale, schemaErrors(request, locale));
       return done(request, reply, '/admin/users', t(locale, 'admin.users.created', { name: user.name }));
     } catch (error) {
       return form(request, reply, locale, null, submitted(raw), refusal(error, locale).errors, 422);
@@ -101,8 +97,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (Object.keys(invalid).length > 0) return form(request, reply, locale, target, submitted(request.body), invalid, 422);
     const { name, email, verified, admin } = request.body;
     try {
-      const { user, fields } = await app.services.admin.updateUser(actorOf(request), target, { name, email, verified: verified === '1', admin: admin === '1' });
-      if (fields.length > 0) await audit(app, request, 'user.updated', { type: 'user', id: user.id, label: user.email }, { fields });
+      const user = await app.services.admin.updateUser(acting(request), target, { name, email, verified: verified === '1', admin: admin === '1' });
       return done(request, reply, '/admin/users', t(locale, 'admin.users.updated', { name: user.name }));
     } catch (error) {
       return form(request, reply, locale, target, submitted(request.body), refusal(error, locale).errors, 422);
@@ -126,8 +121,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const locale = localeFor(app, request);
     const user = await findOr404(request);
     if (user.id === actorOf(request).id) throw refused(locale, RULES.cannotDeleteSelf);
-    await app.services.admin.deleteUser(actorOf(request), user);
-    await audit(app, request, 'user.deleted', { type: 'user', id: user.id, label: user.email });
+    await app.services.admin.deleteUser(acting(request), user);
     return done(request, reply, '/admin/users', t(locale, 'admin.users.deleted', { name: user.name }));
   });
 };

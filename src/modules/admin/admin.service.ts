@@ -1,15 +1,22 @@
-// What the administration panel does, apart from what the users, posts, tokens and settings
-// services already do: the dashboard figures, the tables, and the rules only an administrator
-// meets (one cannot remove one's own access; the panel never makes an administrator).
+// What the administration panel does: the dashboard figures, the tables, the rules only an
+// administrator meets (one cannot remove one's own access; the panel never makes an
+// administrator), and every change made from the panel, each through the service that owns the
+// data and each leaving its audit line.
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import { writeTransaction } from '../../db/connect.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Post, SettingRow, User } from '../../db/types.js';
-import { AppError, invalid } from '../shared/errors.js';
+import type { Acting, AuditService } from '../audit/audit.service.js';
+import { checkNewPassword } from '../passwords/policy.js';
+import type { PostForm, PostService } from '../posts/posts.service.js';
+import type { PostWithAuthor } from '../posts/posts.repository.js';
+import type { SettingsService } from '../settings/settings.service.js';
+import { AppError, invalid, type FieldMessages } from '../shared/errors.js';
+import type { TokenService } from '../tokens/tokens.service.js';
 import { effectiveExpiry } from '../tokens/expiry.js';
 import { parseAbilities } from '../tokens/abilities.js';
-import { TAKEN_EMAIL } from '../users/users.service.js';
+import { TAKEN_EMAIL, type UserService } from '../users/users.service.js';
 import { emailTaken, findUserById, updateUser } from '../users/users.repository.js';
 import {
   countActiveTokens,
@@ -49,6 +56,23 @@ export type TokenListItem = Omit<TokenListRow, 'abilities' | 'expires_at'> & { a
 
 /** The fields the panel's user form edits. */
 export type UserChanges = { name: string; email: string; verified: boolean; admin: boolean };
+/** The panel's form for a new account. */
+export type NewUserForm = { name: string; email: string; password: string; password_confirmation: string | undefined; verified: boolean };
+/** The panel's setting form: the value typed as text, or as JSON. */
+export type SettingForm = { type: string; value: string; isPublic: boolean };
+
+export type AdminDeps = {
+  users: Pick<UserService, 'create'>;
+  posts: Pick<PostService, 'saveForm' | 'update' | 'remove'>;
+  tokens: Pick<TokenService, 'revoke' | 'revokeAll'>;
+  settings: Pick<SettingsService, 'put' | 'remove'>;
+  audit: Pick<AuditService, 'recordBy'>;
+};
+
+/** The names of the fields whose value differs between two versions of a post. */
+function changedFields(before: Post, after: Post): string[] {
+  return (['title', 'slug', 'excerpt', 'body', 'locale', 'status', 'published_at'] as const).filter((key) => before[key] !== after[key]);
+}
 
 /** The panel's rules, as message keys of the admin locale files (admin.json). */
 export const RULES = {
@@ -62,6 +86,7 @@ export class AdminService {
   constructor(
     private readonly db: Db,
     private readonly config: Pick<Config, 'tokenExpirationMinutes'>,
+    private readonly deps: AdminDeps,
   ) {}
 
   async dashboard(now = new Date()): Promise<DashboardStats> {
@@ -95,11 +120,31 @@ export class AdminService {
   }
 
   /**
+   * Creates an account from the panel, verified or not, never an administrator: that is
+   * admin:create / admin:promote. The schema's errors (`earlier`) and the password rules show
+   * at once.
+   */
+  async createUser(by: Acting, form: NewUserForm, locale: string, earlier: FieldMessages = {}): Promise<User> {
+    const errors: FieldMessages = { ...earlier };
+    if (form.password !== '' && errors.password === undefined) Object.assign(errors, checkNewPassword(form.password, form.password_confirmation, locale));
+    if (Object.keys(errors).length > 0) throw invalid(errors);
+    const user = await this.deps.users.create({ name: form.name, email: form.email, password: form.password, verified: form.verified, admin: false });
+    await this.deps.audit.recordBy(by, 'user.created', { type: 'user', id: user.id, label: user.email });
+    return user;
+  }
+
+  /**
    * Saves the panel's user form. The acting administrator cannot take their own access away,
    * and the panel can only take access away: administrators are made with the CLI
    * (admin:create, admin:promote), which the spec makes the only way in.
    */
-  async updateUser(actor: Pick<User, 'id'>, target: User, changes: UserChanges): Promise<{ user: User; fields: string[] }> {
+  async updateUser(by: Acting, target: User, changes: UserChanges): Promise<User> {
+    const user = await this.saveUser(by.actor, target, changes);
+    if (user.fields.length > 0) await this.deps.audit.recordBy(by, 'user.updated', { type: 'user', id: user.user.id, label: user.user.email }, { fields: user.fields });
+    return user.user;
+  }
+
+  private async saveUser(actor: Pick<User, 'id'>, target: User, changes: UserChanges): Promise<{ user: User; fields: string[] }> {
     const wasAdmin = Number(target.is_admin) === 1;
     if (target.id === actor.id && !changes.admin) throw invalid({ admin: [{ key: RULES.cannotDemoteSelf }] });
     if (!wasAdmin && changes.admin) throw invalid({ admin: [{ key: RULES.promoteByCommand }] });
@@ -126,9 +171,10 @@ export class AdminService {
   }
 
   /** Deletes an account; its tokens and sessions go with it (foreign keys), its posts stay. */
-  async deleteUser(actor: Pick<User, 'id'>, target: Pick<User, 'id'>): Promise<void> {
-    if (target.id === actor.id) throw new AppError(403, RULES.cannotDeleteSelf);
+  async deleteUser(by: Acting, target: Pick<User, 'id' | 'email'>): Promise<void> {
+    if (target.id === by.actor.id) throw new AppError(403, RULES.cannotDeleteSelf);
     await deleteUser(this.db.kysely, target.id);
+    await this.deps.audit.recordBy(by, 'user.deleted', { type: 'user', id: target.id, label: target.email });
   }
 
   // ---- posts ----
@@ -144,6 +190,30 @@ export class AdminService {
 
   findPost(id: number): Promise<Post | undefined> {
     return findPostById(this.db.kysely, id);
+  }
+
+  /** Saves the editor form (PostService's rules), a new post when `post` is null. */
+  async savePost(by: Acting, post: Post | null, form: PostForm, earlier: FieldMessages = {}): Promise<PostWithAuthor> {
+    const saved = await this.deps.posts.saveForm(post, by.actor.id, form, earlier);
+    if (post === null) {
+      await this.deps.audit.recordBy(by, 'post.created', { type: 'post', id: saved.id, label: saved.title });
+    } else {
+      const fields = changedFields(post, saved);
+      if (fields.length > 0) await this.deps.audit.recordBy(by, 'post.updated', { type: 'post', id: post.id, label: saved.title }, { fields });
+    }
+    return saved;
+  }
+
+  /** Publishes (keeping the date of a post published before; a first publication is dated now) or sends back to draft. */
+  async setPostStatus(by: Acting, post: Post, status: 'published' | 'draft'): Promise<PostWithAuthor> {
+    const updated = await this.deps.posts.update(post, { status });
+    await this.deps.audit.recordBy(by, status === 'published' ? 'post.published' : 'post.unpublished', { type: 'post', id: post.id, label: post.title });
+    return updated;
+  }
+
+  async deletePost(by: Acting, post: Post): Promise<void> {
+    await this.deps.posts.remove(post);
+    await this.deps.audit.recordBy(by, 'post.deleted', { type: 'post', id: post.id, label: post.title });
   }
 
   // ---- tokens ----
@@ -162,6 +232,18 @@ export class AdminService {
     return row === undefined ? undefined : this.presentToken(row, now);
   }
 
+  async revokeToken(by: Acting, token: TokenListItem): Promise<void> {
+    await this.deps.tokens.revoke(token.id);
+    await this.deps.audit.recordBy(by, 'token.revoked', { type: 'token', id: token.id, label: `${token.name} (${token.user_email})` });
+  }
+
+  /** Revokes every token of a user; the number revoked. */
+  async revokeAllTokens(by: Acting, user: Pick<User, 'id' | 'email'>): Promise<number> {
+    const count = await this.deps.tokens.revokeAll(user.id);
+    await this.deps.audit.recordBy(by, 'tokens.revoked_all', { type: 'user', id: user.id, label: user.email }, { count });
+    return count;
+  }
+
   // The expiry that applies (the same rules as the API's token check).
   private presentToken(row: TokenListRow, now: Date): TokenListItem {
     const expires = effectiveExpiry(row.created_at, row.expires_at, this.config.tokenExpirationMinutes);
@@ -177,5 +259,42 @@ export class AdminService {
 
   findSetting(key: string): Promise<SettingRow | undefined> {
     return findSetting(this.db.kysely, key);
+  }
+
+  /** Adds a setting; every error at once: the schema's (`earlier`), JSON that does not parse, a key that exists. */
+  async createSetting(by: Acting, key: string, form: SettingForm, earlier: FieldMessages = {}): Promise<void> {
+    const errors: FieldMessages = { ...earlier };
+    const value = settingValue(form, errors);
+    if (errors.key === undefined && (await this.findSetting(key)) !== undefined) errors.key = [{ key: RULES.settingExists }];
+    if (Object.keys(errors).length > 0) throw invalid(errors);
+    await this.deps.settings.put(key, value, form.isPublic);
+    await this.deps.audit.recordBy(by, 'setting.created', { type: 'setting', id: key, label: key }, { fields: form.isPublic ? ['value', 'is_public'] : ['value'] });
+  }
+
+  /** Changes a setting's value and visibility; nothing is written (nor audited) when neither changed. */
+  async updateSetting(by: Acting, setting: SettingRow, form: SettingForm, earlier: FieldMessages = {}): Promise<void> {
+    const errors: FieldMessages = { ...earlier };
+    const value = settingValue(form, errors);
+    if (Object.keys(errors).length > 0) throw invalid(errors);
+    const fields = [...(JSON.stringify(value) !== setting.value ? ['value'] : []), ...(form.isPublic !== (Number(setting.is_public) === 1) ? ['is_public'] : [])];
+    if (fields.length === 0) return;
+    await this.deps.settings.put(setting.key, value, form.isPublic);
+    await this.deps.audit.recordBy(by, 'setting.updated', { type: 'setting', id: setting.key, label: setting.key }, { fields });
+  }
+
+  async deleteSetting(by: Acting, key: string): Promise<void> {
+    await this.deps.settings.remove(key);
+    await this.deps.audit.recordBy(by, 'setting.deleted', { type: 'setting', id: key, label: key });
+  }
+}
+
+/** The value a setting form stores: text as typed, or parsed JSON (an error on `value` when it does not parse). */
+function settingValue(form: SettingForm, errors: FieldMessages): unknown {
+  if (errors.type !== undefined || errors.value !== undefined || form.type !== 'json') return form.value;
+  try {
+    return JSON.parse(form.value) as unknown;
+  } catch {
+    errors.value = [{ key: 'admin.settings.errors.json' }];
+    return form.value;
   }
 }

@@ -26,6 +26,8 @@ export const AUDIT_ACTIONS = [
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export type AuditActor = Pick<User, 'id' | 'name' | 'email'>;
+/** Who acts, and from which address: what a service needs to write the audit line of a change. */
+export type Acting = { actor: AuditActor; ip: string | null };
 export type AuditSubject = { type: 'user' | 'post' | 'setting' | 'token' | 'session'; id?: string | number | null; label: string };
 /** Field names that changed, counts and the like: never a secret or a value typed by an admin. */
 export type AuditDetails = { fields?: string[]; count?: number };
@@ -78,6 +80,11 @@ export class AuditService {
       ip: ip === null ? null : ip.slice(0, 45),
       created_at: new Date().toISOString(),
     });
+  }
+
+  /** Writes the line of a change made by `by`. */
+  async recordBy(by: Acting, action: AuditAction, subject: AuditSubject, details: AuditDetails = {}): Promise<void> {
+    await this.record(by.actor, action, subject, details, by.ip);
   }
 
   /** The newest lines, for the dashboard. */

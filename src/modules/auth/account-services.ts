@@ -2,6 +2,7 @@
 // reset, the account actions) on top of the core ones; src/services.ts merges them in.
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/connect.js';
+import type { AuditService } from '../audit/audit.service.js';
 import { MailService } from '../mail/mail.service.js';
 import { createMailer, type MailLogger, type Mailer } from '../mail/mailer.js';
 import { PasswordResetService } from '../password-reset/password-reset.service.js';
@@ -64,7 +65,7 @@ function throttleStoreFor(db: Db, config: Config, redis: Redis | null, logger: T
   return new MemoryThrottleStore();
 }
 
-type Core = { users: UserService; tokens: TokenService; sessions: { destroyForUser(userId: number): Promise<void> } };
+type Core = { users: UserService; tokens: TokenService; sessions: { destroyForUser(userId: number): Promise<void> }; audit: AuditService };
 
 export function createAccountServices(db: Db, config: Config, core: Core, options: AccountServiceOptions = {}): AccountServices {
   const logger = options.logger ?? stderrLogger;

@@ -5,6 +5,7 @@
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { Config } from '../../config.js';
 import type { User } from '../../db/types.js';
+import type { AuditService } from '../audit/audit.service.js';
 import { attributeName, t } from '../i18n/translator.js';
 import { checkNewPassword } from '../passwords/policy.js';
 import { hashPassword, verifyPassword } from '../passwords/hasher.js';
@@ -12,7 +13,7 @@ import type { RememberService } from '../remember/remember.service.js';
 import { AppError, ValidationError, type FieldErrors } from '../shared/errors.js';
 import { throttleEmail, type Throttle } from '../throttle/throttle.js';
 import type { TokenService } from '../tokens/tokens.service.js';
-import type { UserService } from '../users/users.service.js';
+import { canAccessPanel, type UserService } from '../users/users.service.js';
 import type { EmailVerificationService } from '../verification/verification.service.js';
 
 // The format check the route schemas use (ajv-formats' "email").
@@ -27,6 +28,7 @@ type SessionEnder = { destroyForUser(userId: number): Promise<void> };
 
 export type AuthDeps = {
   users: UserService;
+  audit: Pick<AuditService, 'record'>;
   tokens: TokenService;
   sessions: SessionEnder;
   remember: RememberService;
@@ -86,6 +88,36 @@ export class AuthService {
     if (user === null) throw new ValidationError({ email: [t(locale, 'auth.failed')] });
     await this.deps.throttle.clear(key);
     return user;
+  }
+
+  /**
+   * The administrator whose credentials these are, signing in to the panel; the sign-in is
+   * audited. The site's limits (LOGIN_MAX_ATTEMPTS a window per email + IP) in a bucket of the
+   * panel's own, counted before the password is checked, so a burst of parallel guesses cannot
+   * slip under the limit; once over it, no password is checked at all. `earlier` holds the
+   * form's schema errors: with any, nothing is counted.
+   */
+  async panelLogin(email: string, password: string, ip: string, locale: string, earlier: FieldErrors = {}): Promise<User> {
+    if (hasErrors(earlier)) throw new ValidationError(earlier);
+    const key = `admin-login|${throttleEmail(email)}|${ip}`;
+    const state = await this.deps.throttle.attempt(key, LOGIN_MAX_ATTEMPTS, LOGIN_DECAY_SECONDS);
+    if (state.limited) {
+      const message = t(locale, 'admin.login.throttle', { seconds: state.retryAfterSeconds });
+      throw new AppError(429, message, { email: [message] }, { 'retry-after': String(state.retryAfterSeconds) });
+    }
+    const user = await this.deps.users.attempt(email, password);
+    // One message for an unknown email, a wrong password and an account without panel access:
+    // the form never tells which accounts exist or which of them are administrators.
+    if (user === null || !canAccessPanel(user)) throw new ValidationError({ email: [t(locale, 'admin.login.failed')] });
+    await this.deps.throttle.clear(key);
+    await this.deps.audit.record(user, 'admin.login', { type: 'session', id: user.id, label: user.email }, {}, ip);
+    return user;
+  }
+
+  /** The audit line of leaving the panel, when the session still names an existing account. */
+  async panelLogout(userId: number | undefined, ip: string): Promise<void> {
+    const user = userId === undefined ? undefined : await this.deps.users.findById(userId);
+    if (user !== undefined) await this.deps.audit.record(user, 'admin.logout', { type: 'session', id: user.id, label: user.email }, {}, ip);
   }
 
   /**

@@ -3,7 +3,8 @@ import type { Db } from '../../db/connect.js';
 import { writeTransaction } from '../../db/connect.js';
 import type { Post } from '../../db/types.js';
 import type { Message } from '../i18n/translator.js';
-import { ValidationError, invalid } from '../shared/errors.js';
+import { ValidationError, invalid, type FieldMessages } from '../shared/errors.js';
+import { parsePanelTime } from './panel-time.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { MaybePromise } from '../shared/maybe-promise.js';
 import { slugify } from './slug.js';
@@ -27,6 +28,10 @@ import {
 
 /** A taken slug, as a message key: each face answers in its reader's language. */
 const TAKEN_SLUG: Message = { key: 'validation.unique', attribute: 'slug' };
+const SLUG_REQUIRED: Message = { key: 'admin.posts.errors.slug_required' };
+
+/** The panel editor's fields as typed; `published_at` is a datetime-local value, in UTC. */
+export type PostForm = { title: string; slug: string; excerpt: string; body: string; locale: string; status: PostStatus; published_at: string };
 
 export type PostInput = {
   title?: string;
@@ -79,7 +84,7 @@ export class PostService {
   /** Creates a post; the slug comes from the title when absent and must be unique (422). */
   async create(authorId: number | null, input: PostInput & { title: string }): Promise<PostWithAuthor> {
     const slug = input.slug ?? slugify(input.title);
-    if (slug === '') throw new ValidationError({ slug: ['The slug field is required when the title has no letters or digits.'] });
+    if (slug === '') throw invalid({ slug: [SLUG_REQUIRED] });
     const now = new Date().toISOString();
     const status = input.status ?? 'draft';
     const post = await this.guardSlug(() =>
@@ -122,6 +127,23 @@ export class PostService {
     );
     if (updated === undefined) throw new ValidationError({ slug: ['The post no longer exists.'] });
     return this.reload(updated);
+  }
+
+  /**
+   * Saves the panel's editor form, as a new post when `post` is null. An empty slug is made
+   * from the title; an empty date is "now" when publishing, kept when already published, else
+   * none. `earlier` holds the form's schema errors, so that every error shows at once.
+   */
+  async saveForm(post: Post | null, authorId: number | null, form: PostForm, earlier: FieldMessages = {}): Promise<PostWithAuthor> {
+    const errors: FieldMessages = { ...earlier };
+    const when = parsePanelTime(form.published_at);
+    if (when === undefined && errors.published_at === undefined) errors.published_at = [{ key: 'validation.date', attribute: 'published_at' }];
+    if (Object.keys(errors).length > 0) throw invalid(errors);
+    const slug = form.slug !== '' ? form.slug : slugify(form.title);
+    if (slug === '') throw invalid({ slug: [SLUG_REQUIRED] });
+    const publishedAt = when === null && form.status === 'published' ? (post?.published_at ?? undefined) : when;
+    const input = { title: form.title, slug, excerpt: form.excerpt, body: form.body, locale: form.locale, status: form.status, published_at: publishedAt };
+    return post === null ? this.create(authorId, input) : this.update(post, input);
   }
 
   async remove(post: Post): Promise<void> {
