@@ -35,6 +35,12 @@ export type Config = {
   statefulDomains: string[];
   corsAllowedOrigins: string[];
   mustVerifyEmail: boolean;
+  /** Seconds a password confirmation lasts before a sensitive action asks again (PASSWORD_TIMEOUT). */
+  passwordTimeoutSeconds: number;
+  /** The panel sends administrators without two-factor sign-in to set it up first (ADMIN_REQUIRE_2FA). */
+  adminRequireTwoFactor: boolean;
+  /** A sign-in from a device not seen before for the account mails the account (NEW_DEVICE_ALERTS). */
+  newDeviceAlerts: boolean;
   sessionLifetimeMinutes: number;
   /** Minutes after it began that a browser session ends however active it is; 0 = no limit. */
   sessionAbsoluteLifetimeMinutes: number;
@@ -247,6 +253,10 @@ export function loadConfig(env: Env = process.env): Config {
     statefulDomains: list(env, 'SANCTUM_STATEFUL_DOMAINS').map((h) => h.toLowerCase()),
     corsAllowedOrigins: list(env, 'CORS_ALLOWED_ORIGINS'),
     mustVerifyEmail: bool(env, 'MUST_VERIFY_EMAIL', false),
+    // Laravel's auth.password_timeout: three hours.
+    passwordTimeoutSeconds: int(env, 'PASSWORD_TIMEOUT', 10_800, 1),
+    adminRequireTwoFactor: bool(env, 'ADMIN_REQUIRE_2FA', false),
+    newDeviceAlerts: bool(env, 'NEW_DEVICE_ALERTS', true),
     sessionLifetimeMinutes,
     sessionAbsoluteLifetimeMinutes: absoluteLifetime(env, sessionLifetimeMinutes),
     bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024, 1024),

@@ -11,6 +11,7 @@ import * as rateLimitsTable from './migrations/2026_11_22_600001_create_rate_lim
 import * as postCountsTable from './migrations/2026_11_22_700001_create_post_counts_table.js';
 import * as sessionsCreatedAt from './migrations/2026_11_23_000001_add_created_at_to_sessions.js';
 import * as dataVersion from './migrations/2026_11_24_000001_create_data_version.js';
+import * as accountSecurity from './migrations/2026_11_25_000001_add_account_security.js';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000001_create_core_tables': coreTables,
@@ -22,6 +23,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_22_700001_create_post_counts_table': postCountsTable,
   '2026_11_23_000001_add_created_at_to_sessions': sessionsCreatedAt,
   '2026_11_24_000001_create_data_version': dataVersion,
+  '2026_11_25_000001_add_account_security': accountSecurity,
 };
 
 // Kysely finds its own tables by listing every table of the database (pg_get_serial_sequence and

@@ -15,6 +15,14 @@ export interface UsersTable {
   locale: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The TOTP secret, encrypted with a key derived from APP_KEY (modules/two-factor). */
+  two_factor_secret: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON array of the SHA-256 of the unused recovery codes. */
+  two_factor_recovery_codes: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Set when a first code confirmed the secret: two-factor sign-in is on. */
+  two_factor_confirmed_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
+  /** The last TOTP time step accepted (replay guard). */
+  two_factor_last_step: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface PersonalAccessTokensTable {
@@ -63,6 +71,47 @@ export interface SessionsTable {
   updated_at: Timestamp;
   /** When the session began (null for sessions from before it was recorded). */
   created_at: Timestamp | null;
+  /** The client's address and user agent when the session was last saved (the session list). */
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export interface PasskeysTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  /** base64url credential id. */
+  credential_id: string;
+  /** base64url COSE public key. */
+  public_key: string;
+  /** Signature counter. */
+  counter: ColumnType<number, number | undefined, number>;
+  /** JSON array of transports. */
+  transports: ColumnType<string, string | undefined, string>;
+  backed_up: ColumnType<number, number | undefined, number>;
+  last_used_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export interface KnownDevicesTable {
+  id: Generated<number>;
+  user_id: number;
+  /** SHA-256 hex of what identifies the device (modules/alerts). */
+  fingerprint: string;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+}
+
+export interface EmailChangesTable {
+  id: Generated<number>;
+  user_id: number;
+  new_email: string;
+  /** SHA-256 hex of the token in the link mailed to the new address. */
+  token_hash: string;
+  /** SHA-256 hex of the token in the cancel link mailed to the old address. */
+  cancel_token_hash: string;
+  expires_at: Timestamp;
+  created_at: Timestamp;
 }
 
 export interface AuditLogsTable {
@@ -124,6 +173,9 @@ export interface Database {
   remember_tokens: RememberTokensTable;
   audit_logs: AuditLogsTable;
   rate_limits: RateLimitsTable;
+  passkeys: PasskeysTable;
+  known_devices: KnownDevicesTable;
+  email_changes: EmailChangesTable;
 }
 
 export type User = Selectable<UsersTable>;

@@ -6,6 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { t } from '../../modules/i18n/translator.js';
 import { done, field, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
+import { completePanelSignIn, regenerateKeeping } from '../web/sign-in.js';
 import { adminPage } from './support.js';
 
 const LoginBody = Type.Object({
@@ -23,15 +24,6 @@ function intendedPanelPage(request: FastifyRequest): string {
   return '/admin';
 }
 
-/**
- * A new session id that keeps every value except `drop`. Signing in to one side must not sign the
- * other out, but must not keep a session id that someone could have planted before either.
- */
-async function regenerateKeeping(request: FastifyRequest, drop: readonly string[]): Promise<void> {
-  const keep = Object.keys(request.session).filter((key) => key !== 'cookie' && !drop.includes(key));
-  await request.session.regenerate(keep);
-}
-
 export const loginRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/login', { config: { auth: 'admin-guest' } }, async (request, reply) =>
     adminPage(request, reply, 'admin/login', null, { title: t(localeFor(app, request), 'admin.login.title') }),
@@ -42,9 +34,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox = async (app) => {
     try {
       const user = await app.services.auth.panelLogin(field(request, 'email'), field(request, 'password'), request.ip, locale, schemaErrors(request, locale));
       const location = intendedPanelPage(request);
-      await regenerateKeeping(request, ['adminUserId', '_csrf']);
-      request.session.adminUserId = user.id;
-      request.logUser = user.id;
+      await completePanelSignIn(app, request, reply, user, { method: 'password' });
       return reply.redirect(location, 303);
     } catch (error) {
       const refused = refusal(error, locale);

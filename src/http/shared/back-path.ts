@@ -2,12 +2,12 @@
 // to the page it came from, and a Referer is input.
 
 /** A same-site path to go back to, never an absolute URL (no open redirect). */
-export function safeBackPath(referer: string | undefined, appUrl: string): string {
-  if (referer === undefined) return '/';
+export function safeBackPath(referer: string | undefined, appUrl: string, fallback = '/'): string {
+  if (referer === undefined) return fallback;
   try {
     const url = new URL(referer, appUrl);
-    return url.origin === new URL(appUrl).origin ? `${url.pathname}${url.search}` : '/';
+    return url.origin === new URL(appUrl).origin ? `${url.pathname}${url.search}` : fallback;
   } catch {
-    return '/';
+    return fallback;
   }
 }

@@ -11,8 +11,12 @@ import { registerRoutes } from './register.js';
 import { rememberLogin } from './remember.js';
 import { verifyEmailRoutes } from './verify-email.js';
 import { safeBackPath } from '../shared/back-path.js';
+import { confirmPasswordRoutes } from './confirm-password.js';
+import { securityRoutes, type SecuritySection } from './security.js';
 
 export async function webRoutes(app: FastifyInstance): Promise<void> {
+  // Filled by the route files below (addSecuritySection), read by GET /security.
+  app.decorate<SecuritySection[]>('securitySections', []);
   app.get('/', { config: { auth: 'public' } }, async (_request, reply) => reply.page('home'));
 
   app.get<{ Params: { locale: string } }>('/locale/:locale', { config: { auth: 'public' } }, async (request, reply) => {
@@ -34,6 +38,9 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
   await app.register(verifyEmailRoutes);
   await app.register(profileRoutes);
   await app.register(apiTokenRoutes);
+  // Account security: the password confirmation and the security page's sections.
+  await app.register(confirmPasswordRoutes);
+  await app.register(securityRoutes);
 
   // Deliveries still under way finish before the process ends; then the transport closes.
   app.addHook('onClose', async () => {

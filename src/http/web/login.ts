@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { checked, done, field, localeFor, schemaErrors } from '../shared/forms.js';
 import { submit, takeIntended } from './forms.js';
-import { rememberDevice } from './remember.js';
+import { completeSiteSignIn } from './sign-in.js';
 
 // The spec's login rules: a valid email, a password of at least 6 characters. The email's format
 // is judged by AuthService.login on its normalized spelling (see there).
@@ -22,8 +22,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     submit(request, reply, page, async () => {
       const locale = localeFor(app, request);
       const user = await app.services.auth.login(field(request, 'email'), field(request, 'password'), request.ip, locale, schemaErrors(request, locale));
-      await app.loginSite(request, user);
-      if (checked(request, 'remember')) await rememberDevice(app, reply, user.id);
+      await completeSiteSignIn(app, request, reply, user, { remember: checked(request, 'remember'), method: 'password' });
       return done(request, reply, takeIntended(request) ?? '/dashboard');
     }),
   );

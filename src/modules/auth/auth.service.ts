@@ -202,6 +202,23 @@ export class AuthService {
     await this.deps.tokens.revokeAll(userId);
   }
 
+  /**
+   * Checks the signed-in user's password before a sensitive action (Laravel's password.confirm),
+   * throttled per user + IP like the login: past LOGIN_MAX_ATTEMPTS failures in a window the
+   * answer is 429 and the password is not checked.
+   */
+  async confirmPassword(user: User, password: string, ip: string, locale: string, earlier: FieldErrors = {}): Promise<void> {
+    if (hasErrors(earlier)) throw new ValidationError(earlier);
+    const key = `confirm-password|${user.id}|${ip}`;
+    const state = await this.deps.throttle.attempt(key, LOGIN_MAX_ATTEMPTS, LOGIN_DECAY_SECONDS);
+    if (state.limited) {
+      const message = t(locale, 'auth.throttle', { seconds: state.retryAfterSeconds, minutes: Math.ceil(state.retryAfterSeconds / 60) });
+      throw new AppError(429, message, { password: [message] }, { 'retry-after': String(state.retryAfterSeconds) });
+    }
+    if (!(await verifyPassword(user.password, password))) throw new ValidationError({ password: [t(locale, 'auth.password')] });
+    await this.deps.throttle.clear(key);
+  }
+
   /** Mails a new verification link, at most VERIFICATION_MAX_SENDS a window per user. */
   async resendVerification(user: User, locale: string): Promise<void> {
     const state = await this.deps.throttle.attempt(`verify|${user.id}`, VERIFICATION_MAX_SENDS, VERIFICATION_DECAY_SECONDS);

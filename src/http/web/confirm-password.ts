@@ -1,0 +1,77 @@
+// Password confirmation before sensitive actions (Laravel's password.confirm): turning two-factor
+// sign-in on or off, new recovery codes, adding or removing a passkey, ending other sessions,
+// changing the email, deleting the account. A confirmation lasts PASSWORD_TIMEOUT seconds
+// (session.passwordConfirmedAt); after a passkey-only sign-in, a passkey confirms too
+// (markPasswordConfirmed, called by the passkey routes).
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../modules/shared/errors.js';
+import { wantsJson } from '../../plugins/web-guard.js';
+import { safeBackPath } from '../shared/back-path.js';
+import { done, field, localeFor, schemaErrors } from '../shared/forms.js';
+import { submit } from './forms.js';
+
+export const CONFIRM_PASSWORD_PATH = '/user/confirm-password';
+
+declare module 'fastify' {
+  interface Session {
+    /** When the password (or a passkey) was last confirmed, ms since the epoch. */
+    passwordConfirmedAt?: number;
+    /** Where to go once confirmed. */
+    confirmIntended?: string;
+  }
+}
+
+const ConfirmBody = Type.Object({ password: Type.String({ minLength: 1, maxLength: 4096 }) });
+
+/** Whether the password was confirmed within PASSWORD_TIMEOUT seconds. */
+export function passwordConfirmed(app: FastifyInstance, request: FastifyRequest): boolean {
+  const at = request.session.passwordConfirmedAt;
+  return typeof at === 'number' && Date.now() - at < app.config.passwordTimeoutSeconds * 1000;
+}
+
+/** Records a confirmation now (the password form, or a passkey). */
+export function markPasswordConfirmed(request: FastifyRequest): void {
+  request.session.passwordConfirmedAt = Date.now();
+}
+
+/**
+ * A preHandler for the routes of sensitive actions: without a fresh confirmation, a browser goes
+ * to the confirmation page (and comes back to the page it was on), a script gets 423 as from
+ * Laravel. Runs after the web guard, so the user is signed in.
+ */
+export function requirePasswordConfirmed(app: FastifyInstance) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    if (passwordConfirmed(app, request)) return undefined;
+    if (wantsJson(request)) throw new AppError(423, 'Password confirmation required.');
+    // A form post cannot be replayed after the detour: the visitor comes back to the page the
+    // form was on and sends it again.
+    request.session.confirmIntended = request.method === 'GET' ? request.url : safeBackPath(request.headers.referer, app.config.appUrl, '/security');
+    return reply.redirect(CONFIRM_PASSWORD_PATH, request.method === 'GET' ? 302 : 303);
+  };
+}
+
+/** Where to go after a confirmation: the page that asked for it, when it is a page of the site. */
+export function takeConfirmIntended(request: FastifyRequest): string {
+  const intended = request.session.confirmIntended;
+  delete request.session.confirmIntended;
+  if (typeof intended !== 'string' || !intended.startsWith('/') || intended.startsWith('//') || intended.startsWith('/\\')) return '/security';
+  return intended;
+}
+
+export async function confirmPasswordRoutes(app: FastifyInstance): Promise<void> {
+  const page = { template: 'auth/confirm-password', keep: [] } as const;
+
+  app.get(CONFIRM_PASSWORD_PATH, { config: { auth: 'user' } }, async (_request, reply) => reply.page(page.template));
+
+  app.post(CONFIRM_PASSWORD_PATH, { config: { auth: 'user' }, schema: { body: ConfirmBody }, attachValidation: true }, async (request, reply) =>
+    submit(request, reply, page, async () => {
+      const locale = localeFor(app, request);
+      const user = await app.services.users.findById(request.siteUser!.id);
+      if (user === undefined) throw new AppError(401, 'Unauthenticated.');
+      await app.services.auth.confirmPassword(user, field(request, 'password'), request.ip, locale, schemaErrors(request, locale));
+      markPasswordConfirmed(request);
+      return done(request, reply, takeConfirmIntended(request));
+    }),
+  );
+}
