@@ -9,6 +9,7 @@ import { PostService } from './modules/posts/posts.service.js';
 import { DbSessionStore } from './modules/sessions/session-store.js';
 import { SettingsService } from './modules/settings/settings.service.js';
 import { TokenService } from './modules/tokens/tokens.service.js';
+import { TwoFactorService } from './modules/two-factor/two-factor.service.js';
 import { UserService } from './modules/users/users.service.js';
 import { keptPublicPages, keptTokenLookup } from './perf/kept-reads.js';
 
@@ -20,6 +21,7 @@ export type Services = AccountServices & {
   sessions: DbSessionStore;
   audit: AuditService;
   admin: AdminService;
+  twoFactor: TwoFactorService;
 };
 
 export function createServices(db: Db, config: Config, options: AccountServiceOptions = {}): Services {
@@ -31,6 +33,7 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
     settings: new SettingsService(db),
     sessions: new DbSessionStore(db, config.sessionLifetimeMinutes, config.sessionAbsoluteLifetimeMinutes),
     audit: new AuditService(db),
+    twoFactor: new TwoFactorService(db, config.appKey, config.appName),
   };
   const admin = new AdminService(db, config, core);
   return { ...core, admin, ...createAccountServices(db, config, core, options) };
