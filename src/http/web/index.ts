@@ -4,6 +4,7 @@ import { isLocale } from '../../modules/i18n/translator.js';
 import { apiTokenRoutes } from './api-tokens.js';
 import { LOCALE_COOKIE } from '../../plugins/views.js';
 import { loginRoutes } from './login.js';
+import { twoFactorChallengeRoutes } from './two-factor-challenge.js';
 import { logoutRoutes } from './logout.js';
 import { passwordResetRoutes } from './password-reset.js';
 import { profileRoutes } from './profile.js';
@@ -11,12 +12,18 @@ import { registerRoutes } from './register.js';
 import { rememberLogin } from './remember.js';
 import { verifyEmailRoutes } from './verify-email.js';
 import { safeBackPath } from '../shared/back-path.js';
-import { confirmPasswordRoutes } from './confirm-password.js';
+import { confirmPasswordRoutes, type ConfirmExtra } from './confirm-password.js';
+import { passkeyRoutes } from './passkeys.js';
 import { securityRoutes, type SecuritySection } from './security.js';
+import { twoFactorRoutes } from './two-factor.js';
+import { browserSessionRoutes } from './browser-sessions.js';
+import { accountDeleteRoutes } from './account-delete.js';
+import { emailChangeRoutes } from './email-change.js';
 
 export async function webRoutes(app: FastifyInstance): Promise<void> {
   // Filled by the route files below (addSecuritySection), read by GET /security.
   app.decorate<SecuritySection[]>('securitySections', []);
+  app.decorate<ConfirmExtra[]>('confirmExtras', []);
   app.get('/', { config: { auth: 'public' } }, async (_request, reply) => reply.page('home'));
 
   app.get<{ Params: { locale: string } }>('/locale/:locale', { config: { auth: 'public' } }, async (request, reply) => {
@@ -32,6 +39,7 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
   // Accounts: one file per action, as Breeze has one controller per action.
   rememberLogin(app);
   await app.register(loginRoutes);
+  await app.register(twoFactorChallengeRoutes);
   await app.register(logoutRoutes);
   await app.register(registerRoutes);
   await app.register(passwordResetRoutes);
@@ -41,6 +49,11 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
   // Account security: the password confirmation and the security page's sections.
   await app.register(confirmPasswordRoutes);
   await app.register(securityRoutes);
+  await app.register(twoFactorRoutes);
+  await app.register(browserSessionRoutes);
+  await app.register(accountDeleteRoutes);
+  await app.register(emailChangeRoutes);
+  await app.register(passkeyRoutes);
 
   // Deliveries still under way finish before the process ends; then the transport closes.
   app.addHook('onClose', async () => {

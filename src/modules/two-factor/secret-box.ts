@@ -9,8 +9,9 @@ const VERSION = 'v1';
 export class SecretBox {
   private readonly key: Buffer;
 
-  constructor(appKey: Buffer) {
-    this.key = deriveKey(appKey, 'two-factor-secrets');
+  /** `purpose` picks the derived key, so a value sealed for one use cannot be opened as another. */
+  constructor(appKey: Buffer, purpose = 'two-factor-secrets') {
+    this.key = deriveKey(appKey, purpose);
   }
 
   /** `v1.<iv>.<tag>.<ciphertext>`, base64url parts; a new random IV each time. */

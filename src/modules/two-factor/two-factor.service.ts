@@ -9,12 +9,42 @@ import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
 import type { Db } from '../../db/connect.js';
 import type { User } from '../../db/types.js';
+import { t } from '../i18n/translator.js';
+import { AppError } from '../shared/errors.js';
 import { digestBytes, hashSecret, sameDigest, secretDigest } from '../tokens/token-string.js';
 import { SecretBox } from './secret-box.js';
 
 export const RECOVERY_CODE_COUNT = 8;
 /** One step of clock skew either way (±30 seconds), as the issue asks. */
 const TOLERANCE_SECONDS = 30;
+
+/** What qrcode's SVG renderer writes: a background and module paths, nothing else. */
+const QR_SVG_SHAPE = /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" viewBox="[0-9 ]+" shape-rendering="crispEdges">(<path (fill|stroke)="#[0-9a-f]{6}" d="[MmHhVvZz0-9. ]+"\/>)+<\/svg>\s*$/;
+
+/** The secret in groups of four, easier to read and type into an app by hand. */
+export function groupedSecret(secret: string): string {
+  return secret.match(/.{1,4}/g)?.join(' ') ?? secret;
+}
+
+/** The text file of new recovery codes (CRLF, so that every editor shows the lines). */
+export function recoveryCodesText(locale: string, appName: string, email: string, codes: readonly string[], now = new Date()): string {
+  return [
+    t(locale, 'two_factor.file.title', { app: appName }),
+    t(locale, 'two_factor.file.account', { email }),
+    t(locale, 'two_factor.file.made', { date: `${now.toISOString().slice(0, 16).replace('T', ' ')} UTC` }),
+    '',
+    t(locale, 'two_factor.file.use'),
+    '',
+    ...codes,
+    '',
+  ].join('\r\n');
+}
+
+/** A file name for the recovery codes: the application's name in safe characters. */
+export function recoveryCodesFileName(appName: string): string {
+  const base = appName.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').toLowerCase();
+  return `${base === '' ? 'account' : base}-recovery-codes.txt`;
+}
 
 export type TwoFactorSetup = { secret: string; uri: string; qrSvg: string };
 export type SignInProof = { code?: string; recoveryCode?: string };
@@ -37,6 +67,7 @@ export function twoFactorEnabled(user: Pick<User, 'two_factor_secret' | 'two_fac
 
 export class TwoFactorService {
   private readonly box: SecretBox;
+  private readonly codesBox: SecretBox;
 
   constructor(
     private readonly db: Db,
@@ -45,19 +76,23 @@ export class TwoFactorService {
     private readonly clock: () => number = Date.now,
   ) {
     this.box = new SecretBox(appKey);
+    this.codesBox = new SecretBox(appKey, 'two-factor-recovery-codes-in-session');
   }
 
   /**
    * Starts (or restarts) the set-up: a new secret, stored encrypted and not yet confirmed, so
-   * two-factor is off until confirm() sees a code from it.
+   * two-factor is off until confirm() sees a code from it. Refused (409) when two-factor is
+   * already on: a new set-up would silently replace a working secret; it is turned off first.
    */
   async begin(user: User): Promise<TwoFactorSetup> {
     const secret = generateSecret();
-    await this.db.kysely
+    const result = await this.db.kysely
       .updateTable('users')
       .set({ two_factor_secret: this.box.encrypt(secret), two_factor_confirmed_at: null, two_factor_recovery_codes: null, two_factor_last_step: null })
       .where('id', '=', user.id)
-      .execute();
+      .where('two_factor_confirmed_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) throw new AppError(409, 'Two-factor sign-in is already on.');
     return this.setupOf(user, secret);
   }
 
@@ -99,11 +134,33 @@ export class TwoFactorService {
       .execute();
   }
 
-  /** Replaces every recovery code; returns the new ones (shown once). */
-  async regenerateRecoveryCodes(user: User): Promise<string[]> {
+  /** Replaces every recovery code; returns the new ones (shown once), or null when two-factor is off. */
+  async regenerateRecoveryCodes(user: User): Promise<string[] | null> {
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
-    await this.db.kysely.updateTable('users').set({ two_factor_recovery_codes: JSON.stringify(codes.map(hashSecret)) }).where('id', '=', user.id).execute();
-    return codes;
+    const result = await this.db.kysely
+      .updateTable('users')
+      .set({ two_factor_recovery_codes: JSON.stringify(codes.map(hashSecret)) })
+      .where('id', '=', user.id)
+      .where('two_factor_confirmed_at', 'is not', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1 ? codes : null;
+  }
+
+  /**
+   * New recovery codes sealed for the session, which carries them to the one page that shows
+   * them: sessions live in the database, and a plaintext code must never be stored there.
+   */
+  sealRecoveryCodes(codes: readonly string[]): string {
+    return this.codesBox.encrypt(JSON.stringify(codes));
+  }
+
+  /** The codes sealed by sealRecoveryCodes, or null for anything else. */
+  openRecoveryCodes(sealed: unknown): string[] | null {
+    if (typeof sealed !== 'string') return null;
+    const json = this.codesBox.decrypt(sealed);
+    if (json === null) return null;
+    const codes: unknown = JSON.parse(json);
+    return Array.isArray(codes) && codes.every((code) => typeof code === 'string') ? codes : null;
   }
 
   /** How many recovery codes are left unused. */
@@ -177,6 +234,9 @@ export class TwoFactorService {
   private async setupOf(user: User, secret: string): Promise<TwoFactorSetup> {
     const uri = generateURI({ issuer: this.issuer, label: user.email, secret });
     const qrSvg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 });
+    // The pages put this SVG into the HTML unescaped: it must be qrcode's own markup (a frame and
+    // paths of drawing commands), never text of the URI (the email is the user's input).
+    if (!QR_SVG_SHAPE.test(qrSvg)) throw new Error('Unexpected QR code markup.');
     return { secret, uri, qrSvg };
   }
 }
