@@ -13,6 +13,7 @@ import { parse } from './cli/parse.js';
 import { Runtime, type CliContext } from './cli/runtime.js';
 import { tokensPrune } from './cli/tokens.js';
 import { adminCreate, adminDemote, adminPromote, userCreate } from './cli/users.js';
+import { twoFactorReset } from './cli/two-factor.js';
 
 export type { CliContext } from './cli/runtime.js';
 
@@ -24,6 +25,7 @@ const commands: Readonly<Record<string, Command>> = {
   'admin:create': adminCreate,
   'admin:promote': adminPromote,
   'admin:demote': adminDemote,
+  'user:2fa-reset': twoFactorReset,
   'db:import-laravel': importLaravel,
   'key:generate': keyGenerate,
   'tokens:prune': tokensPrune,

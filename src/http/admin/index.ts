@@ -6,6 +6,7 @@ import { loginRoutes } from './login.js';
 import { postRoutes } from './posts.js';
 import { settingRoutes } from './settings.js';
 import { tokenRoutes } from './tokens.js';
+import { twoFactorRoutes } from './two-factor.js';
 import { userRoutes } from './users.js';
 
 export async function adminRoutes(app: FastifyInstance): Promise<void> {
@@ -28,4 +29,5 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(postRoutes);
   await app.register(settingRoutes);
   await app.register(tokenRoutes);
+  await app.register(twoFactorRoutes);
 }

@@ -1,6 +1,7 @@
 // The audit log of the panel: every administrator action leaves one line saying who did what to
 // which subject, and when. Lines record which fields changed, never their values, so a private
 // setting or a password cannot end up in the log.
+import { userInfo } from 'node:os';
 import type { Db } from '../../db/connect.js';
 import type { AuditLogRow, User } from '../../db/types.js';
 import { paged, type Paginated } from '../admin/listing.js';
@@ -12,6 +13,8 @@ export const AUDIT_ACTIONS = [
   'user.created',
   'user.updated',
   'user.deleted',
+  'user.two_factor_reset',
+  'account.deleted',
   'post.created',
   'post.updated',
   'post.published',
@@ -26,11 +29,24 @@ export const AUDIT_ACTIONS = [
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export type AuditActor = Pick<User, 'id' | 'name' | 'email'>;
+/** The command line as the actor of a line: no account, the OS user that ran it as its "email". */
+export type CommandLineActor = { id: null; name: string; email: string };
 /** Who acts, and from which address: what a service needs to write the audit line of a change. */
 export type Acting = { actor: AuditActor; ip: string | null };
 export type AuditSubject = { type: 'user' | 'post' | 'setting' | 'token' | 'session'; id?: string | number | null; label: string };
 /** Field names that changed, counts and the like: never a secret or a value typed by an admin. */
 export type AuditDetails = { fields?: string[]; count?: number };
+
+/** The actor of a change made from the command line (npm run cli), named by the OS user running it. */
+export function commandLineActor(): CommandLineActor {
+  let osUser = 'unknown';
+  try {
+    osUser = userInfo().username;
+  } catch {
+    // No entry for this uid in the passwd database (some containers): the line still says "command line".
+  }
+  return { id: null, name: 'command line', email: osUser };
+}
 
 export type AuditEntry = {
   id: number;
@@ -67,7 +83,7 @@ export class AuditService {
   constructor(private readonly db: Db) {}
 
   /** Writes one line. The actor's name and email are copied, so the line outlives the account. */
-  async record(actor: AuditActor, action: AuditAction, subject: AuditSubject, details: AuditDetails = {}, ip: string | null = null): Promise<void> {
+  async record(actor: AuditActor | CommandLineActor, action: AuditAction, subject: AuditSubject, details: AuditDetails = {}, ip: string | null = null): Promise<void> {
     await insertAuditLog(this.db.kysely, {
       user_id: actor.id,
       actor_name: actor.name.slice(0, 255),

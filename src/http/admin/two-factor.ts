@@ -1,0 +1,114 @@
+// /admin/two-factor: the panel's set-up of two-factor sign-in, where an administrator without it
+// is sent when ADMIN_REQUIRE_2FA is on. The same steps as the site's security page (a secret as
+// QR code and text, one correct code, 8 recovery codes shown once with a one-time download), in
+// the panel layout. The panel has no password-confirmation page, so the form that turns it on
+// asks for the password itself. Turning it off stays on the site's security page (or the CLI).
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { User } from '../../db/types.js';
+import { t } from '../../modules/i18n/translator.js';
+import { ValidationError, invalid, type FieldErrors } from '../../modules/shared/errors.js';
+import { groupedSecret, recoveryCodesFileName, recoveryCodesText, twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
+import { done, field, localeFor, refusal, schemaErrors } from '../shared/forms.js';
+import { actorOf, adminPage } from './support.js';
+
+// Routes are registered under the panel's /admin prefix; redirects and links need the full path.
+const ROUTE = '/two-factor';
+const PAGE = `/admin${ROUTE}`;
+const DOWNLOAD_ROUTE = `${ROUTE}/recovery-codes.txt`;
+const DOWNLOAD_MS = 15 * 60 * 1000;
+
+declare module 'fastify' {
+  interface Session {
+    /** The panel's new recovery codes on their way to the page that shows them once (sealed). */
+    adminTwoFactorCodes?: { userId: number; sealed: string; at: number; shown: boolean };
+  }
+}
+
+const ConfirmBody = Type.Object({
+  code: Type.String({ minLength: 1, maxLength: 64 }),
+  password: Type.String({ minLength: 1, maxLength: 4096 }),
+});
+
+export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
+  const service = app.services.twoFactor;
+  const guard = { config: { auth: 'admin' as const } };
+
+  /** This administrator's fresh codes in the session, or null. */
+  const freshCodes = (request: FastifyRequest, userId: number): { codes: string[]; shown: boolean } | null => {
+    const kept = request.session.adminTwoFactorCodes;
+    if (kept === undefined) return null;
+    const codes = kept.userId === userId && Date.now() - kept.at < DOWNLOAD_MS ? service.openRecoveryCodes(kept.sealed) : null;
+    if (codes === null) delete request.session.adminTwoFactorCodes;
+    return codes === null ? null : { codes, shown: kept.shown };
+  };
+
+  const render = async (request: FastifyRequest, reply: FastifyReply, admin: User, errors: FieldErrors = {}, status = 200): Promise<FastifyReply> => {
+    const fresh = freshCodes(request, admin.id);
+    // Shown on one page view; after that only the download is left, until the next view.
+    if (fresh !== null) {
+      if (fresh.shown) delete request.session.adminTwoFactorCodes;
+      else request.session.adminTwoFactorCodes = { ...request.session.adminTwoFactorCodes!, shown: true };
+    }
+    const enabled = twoFactorEnabled(admin);
+    const setup = enabled ? null : await service.pendingSetup(admin);
+    return adminPage(
+      request,
+      reply,
+      'admin/two-factor',
+      null,
+      {
+        title: t(localeFor(app, request), 'admin.two_factor.title'),
+        state: enabled ? 'on' : setup === null ? 'off' : 'pending',
+        qrSvg: setup?.qrSvg ?? null,
+        secret: setup === null ? null : groupedSecret(setup.secret),
+        recoveryCodes: fresh !== null && !fresh.shown ? fresh.codes : null,
+        download: `/admin${DOWNLOAD_ROUTE}`,
+        required: app.config.adminRequireTwoFactor,
+        errors,
+      },
+      status,
+    );
+  };
+
+  app.get(ROUTE, guard, async (request, reply) => render(request, reply, actorOf(request)));
+
+  // Begin: a new secret, not in force until a code and the password confirm it.
+  app.post(ROUTE, guard, async (request, reply) => {
+    const admin = actorOf(request);
+    if (!twoFactorEnabled(admin)) await service.begin(admin);
+    return done(request, reply, PAGE);
+  });
+
+  app.post(`${ROUTE}/confirm`, { ...guard, schema: { body: ConfirmBody }, attachValidation: true }, async (request, reply) => {
+    const admin = actorOf(request);
+    const locale = localeFor(app, request);
+    try {
+      const errors = schemaErrors(request, locale);
+      if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+      // The password first (throttled): a wrong one leaves the set-up exactly as it was.
+      await app.services.auth.confirmPassword(admin, field(request, 'password'), request.ip, locale);
+      const codes = await service.confirm(admin, field(request, 'code'));
+      if (codes === null) throw invalid({ code: [{ key: 'two_factor.errors.code' }] });
+      request.session.adminTwoFactorCodes = { userId: admin.id, sealed: service.sealRecoveryCodes(codes), at: Date.now(), shown: false };
+      return done(request, reply, PAGE, t(locale, 'two_factor.enabled'));
+    } catch (error) {
+      const refused = refusal(error, locale);
+      void reply.headers(refused.headers);
+      return render(request, reply, admin, refused.errors, refused.status);
+    }
+  });
+
+  app.get(DOWNLOAD_ROUTE, guard, async (request, reply) => {
+    const admin = actorOf(request);
+    const locale = localeFor(app, request);
+    const fresh = freshCodes(request, admin.id);
+    delete request.session.adminTwoFactorCodes;
+    if (fresh === null) return done(request, reply, PAGE, t(locale, 'two_factor.recovery.gone'));
+    return reply
+      .header('content-type', 'text/plain; charset=utf-8')
+      .header('content-disposition', `attachment; filename="${recoveryCodesFileName(app.config.appName)}"`)
+      .header('cache-control', 'no-store')
+      .send(recoveryCodesText(locale, app.config.appName, admin.email, fresh.codes));
+  });
+}
