@@ -1,6 +1,7 @@
-// /profile: name and email with the API's rules (a new email is unverified and, with
-// verification on, gets a link), and the password change that signs the user out everywhere
-// else and revokes the API tokens.
+// /profile: the name with the API's rules (immediate), the email shown with a link to the
+// security page (a different one posted here asks for the password and only starts a pending
+// change, test/web/email-change.test.ts has the rest), and the password change that signs the
+// user out everywhere else and revokes the API tokens.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { REMEMBER_COOKIE } from '../../src/http/web/remember.js';
@@ -36,12 +37,14 @@ describe('profile', () => {
     assert.equal(response.headers.location, '/login');
   });
 
-  it('shows both forms, filled with the current name and email', async () => {
+  it('shows both forms, the name filled in, the email with a link to change it on the security page', async () => {
     const { user, client } = await loggedIn();
     const response = await client.get('/profile');
     assert.equal(response.statusCode, 200);
     assert.equal(fieldValue(response.body, 'name'), user.name);
-    assert.equal(fieldValue(response.body, 'email'), user.email);
+    assert.equal(fieldValue(response.body, 'email'), null, 'no email field: the address changes from the security page');
+    assert.ok(response.body.includes(`Your email address is ${user.email}.`));
+    assert.match(response.body, /<a href="\/security#security-email-title">Change it on the security page<\/a>/);
     assert.match(response.body, /id="field-current_password"[^>]*autocomplete="current-password"/);
     assert.match(response.body, /id="field-password"[^>]*autocomplete="new-password"/);
   });
@@ -58,20 +61,37 @@ describe('profile', () => {
     assert.notEqual(updated?.email_verified_at, null);
   });
 
-  it('changes the email: unverified, a link mailed to the new address, 303 to the notice', async () => {
+  it('asks for the password before a different email, then only starts a pending change that the mailed link completes, verified', async () => {
     const { user, client } = await loggedIn();
-    const response = await client.post('/profile', { name: user.name, email: `new-${user.email}` });
+    const next = `new-${user.email}`;
+    const detour = await client.post('/profile', { name: user.name, email: next }, { headers: { referer: 'http://localhost:3000/profile' } });
+    assert.equal(detour.statusCode, 303);
+    assert.equal(detour.headers.location, '/user/confirm-password');
+    assert.equal(await t.app.services.emailChanges.pending(user.id), null, 'nothing starts before the password');
+    await client.get('/user/confirm-password');
+    const confirmed = await client.post('/user/confirm-password', { password: 'profile-password-1' });
+    assert.equal(confirmed.headers.location, '/profile');
+    await client.get('/profile');
+
+    const response = await client.post('/profile', { name: user.name, email: next });
     assert.equal(response.statusCode, 303);
-    assert.equal(response.headers.location, '/email/verify');
-    const updated = await t.app.services.users.findById(user.id);
-    assert.equal(updated?.email, `new-${user.email}`);
-    assert.equal(updated?.email_verified_at, null);
+    assert.equal(response.headers.location, '/profile');
+    assert.equal(statusMessage((await client.follow(response)).body), `We sent a confirmation link to ${next}. Your address changes once you follow it.`);
+    const unchanged = await t.app.services.users.findById(user.id);
+    assert.equal(unchanged?.email, user.email);
+    assert.notEqual(unchanged?.email_verified_at, null, 'the current address stays verified: the pages stay open');
+    assert.equal((await client.get('/profile')).statusCode, 200);
+
     await t.app.services.mail.settled();
-    const [message] = mail.to(`new-${user.email}`);
+    const [message] = mail.to(next);
     assert.ok(message);
-    const link = new URL(linkIn(message, 'http://localhost:3000/email/verify/'));
-    assert.equal((await client.get('/profile')).statusCode, 302, 'the profile waits for the new address');
-    await client.get(`${link.pathname}${link.search}`);
+    const link = new URL(linkIn(message, 'http://localhost:3000/email/change/'));
+    const opened = await client.get(link.pathname);
+    assert.equal(opened.statusCode, 200);
+    assert.equal((await client.post(link.pathname)).statusCode, 303);
+    const updated = await t.app.services.users.findById(user.id);
+    assert.equal(updated?.email, next);
+    assert.notEqual(updated?.email_verified_at, null);
     assert.equal((await client.get('/profile')).statusCode, 200);
   });
 
@@ -79,7 +99,6 @@ describe('profile', () => {
     { name: 'an empty name', form: (email) => ({ name: '', email }), field: 'name', message: 'The name field is required.' },
     { name: 'a name over 255 characters', form: (email) => ({ name: 'n'.repeat(256), email }), field: 'name', message: 'The name field must not be greater than 255 characters.' },
     { name: 'a malformed email', form: () => ({ name: 'Someone', email: 'nope' }), field: 'email', message: 'The email field must be a valid email address.' },
-    { name: "another user's email, in any case", form: () => ({ name: 'Someone', email: 'Taken@Example.com' }), field: 'email', message: 'The email has already been taken.' },
   ];
   for (const c of invalid) {
     it(`refuses ${c.name} with 422 on ${c.field}, keeping the typed values`, async () => {
@@ -88,12 +107,26 @@ describe('profile', () => {
       const response = await client.post('/profile', form);
       assert.equal(response.statusCode, 422);
       assert.equal(fieldError(response.body, c.field), c.message);
-      assert.equal(fieldValue(response.body, 'email'), form.email);
+      assert.equal(fieldValue(response.body, 'name'), form.name);
       const unchanged = await t.app.services.users.findById(user.id);
       assert.equal(unchanged?.name, user.name);
       assert.equal(unchanged?.email, user.email);
     });
   }
+
+  it("refuses another user's email, in any case, with 422 on email (password confirmed), and saves nothing, the name included", async () => {
+    const { user, client } = await loggedIn();
+    await client.get('/user/confirm-password');
+    await client.post('/user/confirm-password', { password: 'profile-password-1' });
+    await client.get('/profile');
+    const response = await client.post('/profile', { name: 'Someone', email: 'Taken@Example.com' });
+    assert.equal(response.statusCode, 422);
+    assert.equal(fieldError(response.body, 'email'), 'The email has already been taken.');
+    const unchanged = await t.app.services.users.findById(user.id);
+    assert.equal(unchanged?.name, user.name);
+    assert.equal(unchanged?.email, user.email);
+    assert.equal(await t.app.services.emailChanges.pending(user.id), null);
+  });
 
   const badPasswords: { name: string; form: Record<string, string>; errors: Record<string, string> }[] = [
     { name: 'a wrong current password', form: { current_password: 'not-it-at-all', password: 'new-password-42', password_confirmation: 'new-password-42' }, errors: { current_password: 'The password is incorrect.' } },

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AppError } from '../../modules/shared/errors.js';
+import { noticeTokenIssue } from '../shared/new-device.js';
 import { NoContent, errorResponses } from '../shared/schemas.js';
 
 export const INVALID_CREDENTIALS = 'The provided credentials are incorrect.';
@@ -39,6 +40,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (user === null) throw new AppError(401, INVALID_CREDENTIALS);
       const token = await app.services.tokens.issue(user.id, device_name, ['*']);
       request.logUser = user.id;
+      noticeTokenIssue(app, request, user, device_name);
       return { token: token.plaintext, user: { id: user.id, name: user.name, email: user.email } };
     },
   );

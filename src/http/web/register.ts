@@ -3,6 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { done, field, localeFor, schemaErrors } from '../shared/forms.js';
+import { noticeBrowserSignIn } from '../shared/new-device.js';
 import { submit } from './forms.js';
 
 const RegisterBody = Type.Object({
@@ -30,7 +31,11 @@ export async function registerRoutes(app: FastifyInstance): Promise<void> {
       // null: the address has an account (verification on) and its owner was mailed; the answer
       // is a new registration's, a fresh session id included, but nobody is logged in.
       if (user === null) await request.session.regenerate(['adminUserId', 'intended', 'flash']);
-      else await app.loginSite(request, user);
+      else {
+        await app.loginSite(request, user);
+        // The registering browser is the account's first device: recorded, no alert.
+        noticeBrowserSignIn(app, request, reply, user, 'site');
+      }
       return done(request, reply, '/dashboard');
     }),
   );

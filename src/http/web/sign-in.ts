@@ -3,6 +3,7 @@
 // and the panel each have one such step, so no way in can skip part of it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
+import { noticeBrowserSignIn } from '../shared/new-device.js';
 import { rememberDevice } from './remember.js';
 
 export type SignInMethod = 'password' | 'two-factor' | 'passkey';
@@ -17,6 +18,7 @@ export async function completeSiteSignIn(
 ): Promise<void> {
   await app.loginSite(request, user);
   if (options.remember) await rememberDevice(app, reply, user.id);
+  noticeBrowserSignIn(app, request, reply, user, 'site');
 }
 
 /**
@@ -30,13 +32,14 @@ export async function regenerateKeeping(request: FastifyRequest, drop: readonly 
 
 /** Signs the administrator in on the panel (the site's login, if any, stays). */
 export async function completePanelSignIn(
-  _app: FastifyInstance,
+  app: FastifyInstance,
   request: FastifyRequest,
-  _reply: FastifyReply,
+  reply: FastifyReply,
   user: User,
   _options: { method: SignInMethod },
 ): Promise<void> {
   await regenerateKeeping(request, ['adminUserId', '_csrf']);
   request.session.adminUserId = user.id;
   request.logUser = user.id;
+  noticeBrowserSignIn(app, request, reply, user, 'panel');
 }

@@ -3,6 +3,8 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import type { AuditService } from '../audit/audit.service.js';
+import { NewDeviceService } from '../alerts/new-device.service.js';
+import { EmailChangeService } from '../email-change/email-change.service.js';
 import { MailService } from '../mail/mail.service.js';
 import { createMailer, type MailLogger, type Mailer } from '../mail/mailer.js';
 import { PasswordResetService } from '../password-reset/password-reset.service.js';
@@ -26,6 +28,10 @@ export type AccountServices = {
   verification: EmailVerificationService;
   passwordResets: PasswordResetService;
   auth: AuthService;
+  /** Email changes waiting for the link mailed to the new address. */
+  emailChanges: EmailChangeService;
+  /** The devices each account signed in from, and the alert for a new one. */
+  newDevices: NewDeviceService;
   /**
    * The deployment's Redis client with RATE_LIMIT_STORE=redis (else null), not yet connected: one
    * connection per process, shared by the throttles and the API rate limits (plugins/rate-limit.ts).
@@ -76,5 +82,7 @@ export function createAccountServices(db: Db, config: Config, core: Core, option
   const verification = new EmailVerificationService(db, mail, config);
   const auth = new AuthService({ ...core, remember, throttle, verification }, config);
   const passwordResets = new PasswordResetService(db, { users: core.users, mail, signOutEverywhere: (id) => auth.signOutEverywhere(id) }, config);
-  return { mail, throttle, remember, verification, passwordResets, auth, redis, close: async () => redis?.disconnect() };
+  const emailChanges = new EmailChangeService(db, mail, config);
+  const newDevices = new NewDeviceService(db, mail, config);
+  return { mail, throttle, remember, verification, passwordResets, auth, emailChanges, newDevices, redis, close: async () => redis?.disconnect() };
 }
