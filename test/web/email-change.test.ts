@@ -199,6 +199,13 @@ describe('email change', () => {
     });
   }
 
+  it('answers a script asking for JSON with the error envelope for a dead link', async () => {
+    const client = new WebClient(t.app);
+    const response = await client.get(`/email/change/99999/${'a'.repeat(40)}`, { accept: 'application/json' });
+    assert.equal(response.statusCode, 404);
+    assert.deepEqual(response.json(), { message: 'This link is invalid or has already been used.', errors: {} });
+  });
+
   it('replaces the older pending change with a second request: the first link is dead', async () => {
     const { user, client } = await signedIn();
     await client.post('/user/email', { email: `first-${user.email}` });

@@ -16,6 +16,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
 import { t } from '../../modules/i18n/translator.js';
+import { AppError } from '../../modules/shared/errors.js';
+import { wantsJson } from '../../plugins/web-guard.js';
 import { assertValid, done, field, localeFor } from '../shared/forms.js';
 import { requirePasswordConfirmed } from './confirm-password.js';
 import { submit } from './forms.js';
@@ -69,8 +71,12 @@ export async function emailChangeRoutes(app: FastifyInstance): Promise<void> {
     return done(request, reply, '/security', t(localeFor(app, request), 'email_change.withdrawn'));
   });
 
-  const linkPage = (reply: FastifyReply, kind: 'confirm' | 'cancel', state: 'invalid' | 'expired', locale: string) =>
-    reply.page(`email-change/${kind}`, { link: null, message: t(locale, `email_change.${state}`) }, state === 'expired' ? 410 : 404);
+  // A dead link: its page says why (a script gets the error envelope).
+  const linkPage = (reply: FastifyReply, kind: 'confirm' | 'cancel', state: 'invalid' | 'expired', locale: string) => {
+    const status = state === 'expired' ? 410 : 404;
+    if (wantsJson(reply.request)) throw new AppError(status, t(locale, `email_change.${state}`));
+    return reply.page(`email-change/${kind}`, { link: null, message: t(locale, `email_change.${state}`) }, status);
+  };
 
   for (const kind of ['confirm', 'cancel'] as const) {
     const path = kind === 'confirm' ? '/email/change/:id/:token' : '/email/change/:id/cancel/:token';
