@@ -230,6 +230,15 @@ describe('email change', () => {
     assert.doesNotMatch((await client.follow(response)).body, /action="\/user\/email\/cancel"/);
   });
 
+  it('refuses an empty or malformed form with 422 before asking for the password', async () => {
+    const { client } = await signedIn({ confirmed: false });
+    const response = await client.post('/user/email', { email: 'not an address' });
+    assert.equal(response.statusCode, 422);
+    assert.equal(fieldError(response.body, 'email'), 'The email field must be a valid email address.');
+    const script = await client.postJson('/user/email', { email: 'someone-new@example.com' });
+    assert.equal(script.statusCode, 423, 'a valid one still needs the password');
+  });
+
   const refused: { name: string; email: (own: string) => string; message: string }[] = [
     { name: "another account's address, in any case", email: () => 'Someone-Taken@Example.com', message: 'The email has already been taken.' },
     { name: 'a malformed address', email: () => 'nope', message: 'The email field must be a valid email address.' },

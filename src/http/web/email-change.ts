@@ -56,10 +56,14 @@ export async function emailChangeRoutes(app: FastifyInstance): Promise<void> {
     return { template: 'security/index', keep: ['email'], data: { sections, confirmed: true } };
   };
 
-  app.post('/user/email', { config: { auth: 'verified' }, preHandler: requirePasswordConfirmed(app), schema: { body: EmailBody }, attachValidation: true }, async (request, reply) => {
+  // The form is checked before the password is asked for: a refused form says why at once, and
+  // only an address worth mailing makes the detour to the confirmation page.
+  app.post('/user/email', { config: { auth: 'verified' }, schema: { body: EmailBody }, attachValidation: true }, async (request, reply) => {
     const user = await currentUser(app, request);
     return submit(request, reply, await securityPage(request, user), async () => {
       assertValid(request, localeFor(app, request));
+      await requirePasswordConfirmed(app)(request, reply);
+      if (reply.sent) return reply;
       return startEmailChange(app, request, reply, user, field(request, 'email'), '/security');
     });
   });
