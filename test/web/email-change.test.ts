@@ -106,6 +106,16 @@ describe('email change', () => {
     assert.equal(alertText(again.body), 'This link is invalid or has already been used.');
   });
 
+  it('shows the section in French to a French user: the current address, the pending one, the form', async () => {
+    const { user, client } = await signedIn({ locale: 'fr' });
+    await client.post('/user/email', { email: `fr-${user.email}` });
+    const main = decodeEntities(mainOf((await client.get('/security')).body));
+    assert.match(main, /<h2 id="security-email-title">Adresse e-mail<\/h2>/);
+    assert.ok(main.includes(`Adresse actuelle : <strong data-testid="current-email">${user.email}</strong>`));
+    assert.ok(main.includes(`En attente de confirmation : fr-${user.email}`));
+    assert.match(main, /<label for="field-email">Nouvelle adresse e-mail<\/label>/);
+  });
+
   it('works from another browser that is not signed in (the new mailbox read elsewhere), then sends it to the login', async () => {
     const { user, client } = await signedIn();
     await client.post('/user/email', { email: `elsewhere-${user.email}` });
