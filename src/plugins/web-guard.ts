@@ -4,6 +4,7 @@ import { Tokens as CsrfTokens } from '@fastify/csrf';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../db/types.js';
 import { AppError, forbidden } from '../modules/shared/errors.js';
+import { twoFactorEnabled } from '../modules/two-factor/two-factor.service.js';
 import { canAccessPanel } from '../modules/users/users.service.js';
 import type { RouteAuth } from './types.js';
 
@@ -51,6 +52,16 @@ export function assertCsrf(request: FastifyRequest, secret: unknown = request.se
   }
 }
 
+/**
+ * Notes where the site session is used from (address, browser), for the security page's list of
+ * sessions. Changed only when they change: the session is saved on every request anyway (rolling).
+ */
+function noteClient(request: FastifyRequest): void {
+  const userAgent = (request.headers['user-agent'] ?? '').slice(0, 512);
+  if (request.session.ip !== request.ip) request.session.ip = request.ip;
+  if (request.session.userAgent !== userAgent) request.session.userAgent = userAgent;
+}
+
 export async function webGuards(app: FastifyInstance): Promise<void> {
   if (!app.hasDecorator('siteUserFallbacks')) app.decorate<SiteUserResolver[]>('siteUserFallbacks', []);
   if (!app.hasRequestDecorator('adminUser')) app.decorateRequest('adminUser', null);
@@ -60,6 +71,7 @@ export async function webGuards(app: FastifyInstance): Promise<void> {
       await request.session.regenerate(['adminUserId', 'intended', 'flash']);
       request.session.userId = user.id;
       request.logUser = user.id;
+      noteClient(request);
     });
   }
 
@@ -67,7 +79,10 @@ export async function webGuards(app: FastifyInstance): Promise<void> {
     const id = request.session.userId;
     if (typeof id === 'number') {
       const user = await app.services.users.findById(id);
-      if (user !== undefined) return user;
+      if (user !== undefined) {
+        noteClient(request);
+        return user;
+      }
       delete request.session.userId;
     }
     for (const fallback of app.siteUserFallbacks) {
@@ -101,6 +116,11 @@ export async function webGuards(app: FastifyInstance): Promise<void> {
           }
           // Checked on every request: a demoted admin loses the panel at once.
           if (!canAccessPanel(user)) throw forbidden();
+          // ADMIN_REQUIRE_2FA: an administrator without two-factor sign-in sets it up before any
+          // other panel page; the set-up page and its actions stay open (/admin/logout is 'public').
+          if (app.config.adminRequireTwoFactor && !twoFactorEnabled(user) && !/^\/admin\/two-factor(\/|\?|$)/.test(request.url)) {
+            return reply.redirect('/admin/two-factor', request.method === 'GET' ? 302 : 303);
+          }
           return;
         }
         const user = await siteUser(request, reply);

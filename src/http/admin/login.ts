@@ -1,12 +1,16 @@
 // The panel's own sign-in: /admin/login and /admin/logout. It sets and clears only
 // session.adminUserId, so signing in or out here leaves the site's login (session.userId) as it
-// is, and the site's login never opens the panel.
+// is, and the site's login never opens the panel. With two-factor on, the password only opens
+// the code step, /admin/two-factor-challenge; the sign-in (and its audit line) happens there.
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { liveChallenge, passChallenge } from '../../modules/auth/two-factor-challenge.js';
 import { t } from '../../modules/i18n/translator.js';
-import { done, field, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
+import { twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
+import { assertValid, done, field, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
 import { completePanelSignIn, regenerateKeeping } from '../web/sign-in.js';
+import { ChallengeBody, challengeGone, challengeInput, recoveryMode, startChallenge } from '../web/two-factor-challenge.js';
 import { adminPage } from './support.js';
 
 const LoginBody = Type.Object({
@@ -33,6 +37,11 @@ export const loginRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const locale = localeFor(app, request);
     try {
       const user = await app.services.auth.panelLogin(field(request, 'email'), field(request, 'password'), request.ip, locale, schemaErrors(request, locale));
+      if (twoFactorEnabled(user)) {
+        await startChallenge(request, user, 'panel');
+        return reply.redirect('/admin/two-factor-challenge', 303);
+      }
+      await app.services.auth.recordPanelLogin(user, request.ip);
       const location = intendedPanelPage(request);
       await completePanelSignIn(app, request, reply, user, { method: 'password' });
       return reply.redirect(location, 303);
@@ -40,6 +49,34 @@ export const loginRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const refused = refusal(error, locale);
       void reply.headers(refused.headers);
       return adminPage(request, reply, 'admin/login', null, { title: t(locale, 'admin.login.title'), errors: refused.errors, old: oldInput(request.body) }, refused.status);
+    }
+  });
+
+  const challengePage = (request: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}, status = 200) =>
+    adminPage(request, reply, 'admin/two-factor-challenge', null, { title: t(localeFor(app, request), 'two_factor_challenge.title'), recovery: recoveryMode(request), ...data }, status);
+
+  app.get('/two-factor-challenge', { config: { auth: 'admin-guest' } }, async (request, reply) => {
+    if (liveChallenge(request.session.twoFactorChallenge, 'panel') === null) return challengeGone(app, request, reply, '/admin/login');
+    return challengePage(request, reply);
+  });
+
+  app.post('/two-factor-challenge', { config: { auth: 'admin-guest' }, schema: { body: ChallengeBody }, attachValidation: true }, async (request, reply) => {
+    const challenge = liveChallenge(request.session.twoFactorChallenge, 'panel');
+    if (challenge === null) return challengeGone(app, request, reply, '/admin/login');
+    const locale = localeFor(app, request);
+    try {
+      assertValid(request, locale);
+      const user = await passChallenge(app.services, challenge, challengeInput(request), request.ip, locale);
+      if (user === null) return challengeGone(app, request, reply, '/admin/login');
+      delete request.session.twoFactorChallenge;
+      await app.services.auth.recordPanelLogin(user, request.ip);
+      const location = intendedPanelPage(request);
+      await completePanelSignIn(app, request, reply, user, { method: 'two-factor' });
+      return reply.redirect(location, 303);
+    } catch (error) {
+      const refused = refusal(error, locale);
+      void reply.headers(refused.headers);
+      return challengePage(request, reply, { errors: refused.errors }, refused.status);
     }
   });
 

@@ -91,11 +91,12 @@ export class AuthService {
   }
 
   /**
-   * The administrator whose credentials these are, signing in to the panel; the sign-in is
-   * audited. The site's limits (LOGIN_MAX_ATTEMPTS a window per email + IP) in a bucket of the
-   * panel's own, counted before the password is checked, so a burst of parallel guesses cannot
-   * slip under the limit; once over it, no password is checked at all. `earlier` holds the
-   * form's schema errors: with any, nothing is counted.
+   * The administrator whose credentials these are, signing in to the panel (audited by
+   * recordPanelLogin once the sign-in completes). The site's limits (LOGIN_MAX_ATTEMPTS a
+   * window per email + IP) in a bucket of the panel's own, counted before the password is
+   * checked, so a burst of parallel guesses cannot slip under the limit; once over it, no
+   * password is checked at all. `earlier` holds the form's schema errors: with any, nothing is
+   * counted.
    */
   async panelLogin(email: string, password: string, ip: string, locale: string, earlier: FieldErrors = {}): Promise<User> {
     if (hasErrors(earlier)) throw new ValidationError(earlier);
@@ -110,8 +111,15 @@ export class AuthService {
     // the form never tells which accounts exist or which of them are administrators.
     if (user === null || !canAccessPanel(user)) throw new ValidationError({ email: [t(locale, 'admin.login.failed')] });
     await this.deps.throttle.clear(key);
-    await this.deps.audit.record(user, 'admin.login', { type: 'session', id: user.id, label: user.email }, {}, ip);
     return user;
+  }
+
+  /**
+   * The audit line of a panel sign-in, written when it completes: after the password, or after
+   * the two-factor code when it is on (a right password without the code is no sign-in).
+   */
+  async recordPanelLogin(user: User, ip: string): Promise<void> {
+    await this.deps.audit.record(user, 'admin.login', { type: 'session', id: user.id, label: user.email }, {}, ip);
   }
 
   /** The audit line of leaving the panel, when the session still names an existing account. */
