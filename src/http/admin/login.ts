@@ -8,9 +8,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { liveChallenge, passChallenge } from '../../modules/auth/two-factor-challenge.js';
 import { t } from '../../modules/i18n/translator.js';
 import { twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
-import { assertValid, done, field, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
+import { done, field, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
 import { completePanelSignIn, regenerateKeeping } from '../web/sign-in.js';
-import { ChallengeBody, challengeGone, challengeInput, recoveryMode, startChallenge } from '../web/two-factor-challenge.js';
+import { ChallengeBody, assertChallengeInput, challengeGone, challengeInput, recoveryMode, startChallenge } from '../shared/two-factor-challenge.js';
 import { adminPage } from './support.js';
 
 const LoginBody = Type.Object({
@@ -61,11 +61,11 @@ export const loginRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.post('/two-factor-challenge', { config: { auth: 'admin-guest' }, schema: { body: ChallengeBody }, attachValidation: true }, async (request, reply) => {
-    const challenge = liveChallenge(request.session.twoFactorChallenge, 'panel');
-    if (challenge === null) return challengeGone(app, request, reply, '/admin/login');
     const locale = localeFor(app, request);
     try {
-      assertValid(request, locale);
+      assertChallengeInput(request, locale);
+      const challenge = liveChallenge(request.session.twoFactorChallenge, 'panel');
+      if (challenge === null) return challengeGone(app, request, reply, '/admin/login');
       const user = await passChallenge(app.services, challenge, challengeInput(request), request.ip, locale);
       if (user === null) return challengeGone(app, request, reply, '/admin/login');
       delete request.session.twoFactorChallenge;

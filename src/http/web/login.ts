@@ -6,9 +6,10 @@ import type { FastifyInstance } from 'fastify';
 import { twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
 import { wantsJson } from '../../plugins/web-guard.js';
 import { checked, done, field, localeFor, schemaErrors } from '../shared/forms.js';
+import { startChallenge } from '../shared/two-factor-challenge.js';
 import { submit, takeIntended } from './forms.js';
 import { completeSiteSignIn } from './sign-in.js';
-import { CHALLENGE_PATH, startChallenge } from './two-factor-challenge.js';
+import { CHALLENGE_PATH } from './two-factor-challenge.js';
 
 // The spec's login rules: a valid email, a password of at least 6 characters. The email's format
 // is judged by AuthService.login on its normalized spelling (see there).
