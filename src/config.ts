@@ -42,6 +42,14 @@ export type Config = {
   /** A sign-in from a device not seen before for the account mails the account (NEW_DEVICE_ALERTS). */
   newDeviceAlerts: boolean;
   sessionLifetimeMinutes: number;
+  /**
+   * The Domain of the session and remember-me cookies (SESSION_DOMAIN, Laravel's name), for a
+   * first-party SPA on a sibling subdomain (app.example.com calling api.example.com: `.example.com`).
+   * Null: host-only cookies, which in production over https take the `__Host-` prefix (Secure,
+   * Path=/, no Domain: a sibling subdomain cannot plant or overwrite them). A Domain rules the
+   * prefix out, so with SESSION_DOMAIN set the cookies keep their plain names.
+   */
+  sessionDomain: string | null;
   /** Minutes after it began that a browser session ends however active it is; 0 = no limit. */
   sessionAbsoluteLifetimeMinutes: number;
   bodyLimit: number;
@@ -258,6 +266,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminRequireTwoFactor: bool(env, 'ADMIN_REQUIRE_2FA', false),
     newDeviceAlerts: bool(env, 'NEW_DEVICE_ALERTS', true),
     sessionLifetimeMinutes,
+    sessionDomain: str(env, 'SESSION_DOMAIN', '').trim() || null,
     sessionAbsoluteLifetimeMinutes: absoluteLifetime(env, sessionLifetimeMinutes),
     bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024, 1024),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT', 30_000, 0),

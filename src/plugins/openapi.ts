@@ -9,7 +9,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { errorResponses } from '../http/shared/schemas.js';
-import { SESSION_COOKIE } from './session.js';
+import { SESSION_COOKIE, cookieName } from './session.js';
 import type { RouteAuth } from './types.js';
 
 export const OPENAPI_PATH = '/api/openapi.json';
@@ -150,7 +150,7 @@ export const openapiPlugin = fp(
             session: {
               type: 'apiKey',
               in: 'cookie',
-              name: SESSION_COOKIE,
+              name: cookieName(app.config, SESSION_COOKIE),
               description:
                 'The browser session, accepted only from origins listed in SANCTUM_STATEFUL_DOMAINS and only when no bearer ' +
                 'token is sent. Writes also need the X-XSRF-TOKEN header (419 otherwise).',

@@ -14,8 +14,29 @@ import session, { type SessionStore } from '@fastify/session';
 import type { Session } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Config } from '../config.js';
 
+/** The session cookie's plain name; its name on the wire is cookieName(config, SESSION_COOKIE). */
 export const SESSION_COOKIE = 'tessera_session';
+
+type CookieConfig = Pick<Config, 'env' | 'appUrl' | 'sessionDomain'>;
+
+/**
+ * The name of the session or remember-me cookie. In production over https it takes the
+ * `__Host-` prefix: browsers then keep it only when it is Secure, Path=/ and has no Domain, so
+ * neither a sibling subdomain nor a plain-http page can plant or overwrite it (session fixation
+ * by cookie tossing). SESSION_DOMAIN needs a Domain, which the prefix forbids: plain name then.
+ */
+export function cookieName(config: CookieConfig, plain: string): string {
+  const hostOnly = config.env === 'production' && config.appUrl.startsWith('https:') && config.sessionDomain === null;
+  return hostOnly ? `__Host-${plain}` : plain;
+}
+
+/** Where the session and remember-me cookies apply: the whole site, Secure over https, SESSION_DOMAIN's Domain if set. */
+export function cookieScope(config: CookieConfig): { path: '/'; secure: boolean; domain?: string } {
+  const scope = { path: '/' as const, secure: config.appUrl.startsWith('https:') };
+  return config.sessionDomain === null ? scope : { ...scope, domain: config.sessionDomain };
+}
 
 declare module 'fastify' {
   interface Session {
@@ -28,6 +49,11 @@ declare module 'fastify' {
     /** One-request messages: status text and form errors with old input. */
     flash?: Record<string, unknown>;
     _csrf?: string;
+    /** The address and browser the session was last used from (the security page's session list). */
+    ip?: string;
+    userAgent?: string;
+    /** The selector of this device's remember-me token: ending the session forgets it too. */
+    rememberSelector?: string;
   }
 }
 
@@ -50,7 +76,7 @@ export type StoredSessionData = Partial<Pick<Session, 'userId' | 'adminUserId' |
  * there is no cookie, its signature is wrong, or the session has ended.
  */
 export async function readSession(app: FastifyInstance, request: FastifyRequest): Promise<StoredSessionData | null> {
-  const raw = request.cookies?.[SESSION_COOKIE];
+  const raw = request.cookies?.[cookieName(app.config, SESSION_COOKIE)];
   if (raw === undefined || raw === '') return null;
   const unsigned = new Signer(sessionSecret(app.config.appKey)).unsign(raw);
   if (!unsigned.valid || unsigned.value === null) return null;
@@ -62,20 +88,18 @@ export async function readSession(app: FastifyInstance, request: FastifyRequest)
 
 /** Server-side sessions and CSRF tokens: registered in the browser scope only. */
 export const sessionPlugin = fp(async (app: FastifyInstance) => {
-  const secure = app.config.appUrl.startsWith('https:');
   await app.register(session, {
     secret: sessionSecret(app.config.appKey),
-    cookieName: SESSION_COOKIE,
+    cookieName: cookieName(app.config, SESSION_COOKIE),
     // The store keeps the session's JSON form; @fastify/session rebuilds the Session from it.
     store: app.services.sessions as unknown as SessionStore,
     saveUninitialized: false,
     // The idle lifetime restarts with each request that uses the session.
     rolling: true,
     cookie: {
-      path: '/',
+      ...cookieScope(app.config),
       httpOnly: true,
       sameSite: 'lax',
-      secure,
       maxAge: app.config.sessionLifetimeMinutes * 60_000,
     },
   });

@@ -13,7 +13,7 @@ import type { User } from '../db/types.js';
 import type { AuthUser } from '../modules/users/auth-user.js';
 import { NoContent } from '../http/shared/schemas.js';
 import { assertCsrf } from './web-guard.js';
-import { SESSION_COOKIE, readSession, type StoredSessionData } from './session.js';
+import { SESSION_COOKIE, cookieName, cookieScope, readSession, type StoredSessionData } from './session.js';
 
 export const XSRF_COOKIE = 'XSRF-TOKEN';
 export const CSRF_COOKIE_PATH = '/sanctum/csrf-cookie';
@@ -59,11 +59,11 @@ function authUser(user: User): AuthUser {
 function setXsrfCookie(app: FastifyInstance, reply: FastifyReply): void {
   // Readable by the SPA's JavaScript on purpose (not HttpOnly): it proves the page can read
   // this site's cookies, which a cross-site page cannot. Lax keeps it off cross-site requests.
+  // Same name always (SPAs read it by name); SESSION_DOMAIN's Domain lets a sibling subdomain's SPA read it.
   void reply.setCookie(XSRF_COOKIE, reply.generateCsrf(), {
-    path: '/',
+    ...cookieScope(app.config),
     httpOnly: false,
     sameSite: 'lax',
-    secure: app.config.appUrl.startsWith('https:'),
     maxAge: app.config.sessionLifetimeMinutes * 60,
   });
 }
@@ -102,16 +102,16 @@ async function keepSessionAlive(
   const now = Date.now();
   const expires = session.cookie?.expires == null ? 0 : Date.parse(session.cookie.expires);
   if (expires - now > lifetimeMs - 60_000) return;
-  const raw = request.cookies[SESSION_COOKIE];
+  const name = cookieName(app.config, SESSION_COOKIE);
+  const raw = request.cookies[name];
   const sessionId = raw === undefined ? null : raw.slice(0, raw.lastIndexOf('.'));
   if (raw === undefined || sessionId === null) return;
   const renewed = { ...session, cookie: { ...session.cookie, expires: new Date(now + lifetimeMs).toISOString() } };
   await new Promise<void>((resolve) => app.services.sessions.set(sessionId, renewed, () => resolve()));
-  void reply.setCookie(SESSION_COOKIE, raw, {
-    path: '/',
+  void reply.setCookie(name, raw, {
+    ...cookieScope(app.config),
     httpOnly: true,
     sameSite: 'lax',
-    secure: app.config.appUrl.startsWith('https:'),
     maxAge: lifetimeMs / 1000,
   });
 }

@@ -2,7 +2,7 @@
 // (a copied session cookie is worth nothing after it); a panel login in the same browser stays,
 // under a new session id; this device's remember-me token goes, other devices keep theirs.
 import type { FastifyInstance } from 'fastify';
-import { SESSION_COOKIE } from '../../plugins/session.js';
+import { SESSION_COOKIE, cookieName, cookieScope } from '../../plugins/session.js';
 import { done } from '../shared/forms.js';
 import { forgetDevice } from './remember.js';
 
@@ -14,7 +14,7 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
       await request.session.regenerate(['adminUserId']);
     } else {
       await request.session.destroy();
-      void reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      void reply.clearCookie(cookieName(app.config, SESSION_COOKIE), cookieScope(app.config));
     }
     return done(request, reply, '/');
   });

@@ -17,6 +17,11 @@ function parse(cookie: string): { selector: string; validator: string } | null {
   return match === null ? null : { selector: match[1]!, validator: match[2]! };
 }
 
+/** The selector of a well-formed cookie value (the row's public half), or null. */
+export function selectorOf(cookie: string): string | null {
+  return parse(cookie)?.selector ?? null;
+}
+
 export class RememberService {
   constructor(
     private readonly db: Db,
@@ -80,6 +85,20 @@ export class RememberService {
     const parsed = parse(cookie);
     if (parsed === null) return;
     await this.db.kysely.deleteFrom('remember_tokens').where('selector', '=', parsed.selector).execute();
+  }
+
+  /** Forgets the user's devices with these selectors (their sessions were ended); returns how many. */
+  async forgetSelectors(userId: number, selectors: readonly string[]): Promise<number> {
+    if (selectors.length === 0) return 0;
+    const result = await this.db.kysely.deleteFrom('remember_tokens').where('user_id', '=', userId).where('selector', 'in', selectors).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  /** Forgets every device of the user but the one with `keepSelector` (log out other browser sessions). */
+  async forgetAllExcept(userId: number, keepSelector: string | null): Promise<void> {
+    let query = this.db.kysely.deleteFrom('remember_tokens').where('user_id', '=', userId);
+    if (keepSelector !== null) query = query.where('selector', '!=', keepSelector);
+    await query.execute();
   }
 
   /** Forgets every device of the user (password reset or change). */

@@ -3,7 +3,9 @@
 // once (password reset, account deletion) without reading payloads.
 import type { Db } from '../../db/connect.js';
 
-type StoredSession = { cookie?: { expires?: string | Date | null }; userId?: number; adminUserId?: number };
+type StoredSession = { cookie?: { expires?: string | Date | null }; userId?: number; adminUserId?: number; ip?: string; userAgent?: string };
+
+const text = (value: unknown, max: number): string | null => (typeof value === 'string' && value !== '' ? value.slice(0, max) : null);
 type Callback = (error?: unknown) => void;
 type GetCallback = (error: unknown, session?: StoredSession | null) => void;
 
@@ -23,6 +25,9 @@ export class DbSessionStore {
       id: sessionId,
       user_id: typeof session.userId === 'number' ? session.userId : null,
       admin_user_id: typeof session.adminUserId === 'number' ? session.adminUserId : null,
+      // In their own columns for the session list (the request notes them in the session).
+      ip: text(session.ip, 45),
+      user_agent: text(session.userAgent, 512),
       payload: JSON.stringify(session),
       expires_at: expires.toISOString(),
       updated_at: now.toISOString(),
@@ -36,6 +41,8 @@ export class DbSessionStore {
         oc.column('id').doUpdateSet({
           user_id: row.user_id,
           admin_user_id: row.admin_user_id,
+          ip: row.ip,
+          user_agent: row.user_agent,
           payload: row.payload,
           expires_at: row.expires_at,
           updated_at: row.updated_at,

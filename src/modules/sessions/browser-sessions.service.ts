@@ -1,0 +1,95 @@
+// A user's browser sessions as the security page shows them (Jetstream's "Browser Sessions"):
+// each active site session with its device, address and last activity, and the means to end one
+// or all the others. Ending a session also forgets its device's remember-me token, or the cookie
+// would log that browser straight back in.
+//
+// Sessions are named by a handle, the SHA-256 of their id, never by the id itself: the page
+// must not print the secret half of another browser's cookie.
+import { createHash } from 'node:crypto';
+import type { Db } from '../../db/connect.js';
+import type { RememberService } from '../remember/remember.service.js';
+import { deviceOf, type Device } from './device.js';
+
+export type BrowserSession = {
+  handle: string;
+  device: Device;
+  ip: string | null;
+  /** The row's last save: each request of the session saves it (rolling sessions). */
+  lastActiveAt: string;
+  current: boolean;
+};
+
+/** The public name of a session id. */
+export function sessionHandle(sessionId: string): string {
+  return createHash('sha256').update(sessionId).digest('hex').slice(0, 32);
+}
+
+function rememberSelectorIn(payload: string): string | null {
+  try {
+    const data: unknown = JSON.parse(payload);
+    const selector = typeof data === 'object' && data !== null ? (data as { rememberSelector?: unknown }).rememberSelector : undefined;
+    return typeof selector === 'string' ? selector : null;
+  } catch {
+    return null;
+  }
+}
+
+export class BrowserSessionService {
+  constructor(
+    private readonly db: Db,
+    private readonly remember: Pick<RememberService, 'forgetSelectors' | 'forgetAllExcept'>,
+    /** Minutes after its creation that a session ends however active (as the store has it); 0 = no limit. */
+    private readonly absoluteMinutes = 0,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** The user's site sessions that are still alive, this one first, then the latest used. */
+  async list(userId: number, currentId: string | undefined): Promise<BrowserSession[]> {
+    const rows = await this.active(userId).select(['id', 'ip', 'user_agent', 'updated_at', 'created_at']).orderBy('updated_at', 'desc').execute();
+    const sessions = rows.map((row) => ({
+      handle: sessionHandle(row.id),
+      device: deviceOf(row.user_agent),
+      ip: row.ip,
+      lastActiveAt: row.updated_at ?? row.created_at ?? '',
+      current: row.id === currentId,
+    }));
+    return [...sessions.filter((s) => s.current), ...sessions.filter((s) => !s.current)];
+  }
+
+  /**
+   * Ends one of the user's sessions (by handle) and forgets its device's remember-me token.
+   * False when the user has no such session: another user's handle ends nothing, and neither
+   * does this session's own (the logout button ends it).
+   */
+  async end(userId: number, handle: string, currentId: string): Promise<boolean> {
+    const rows = await this.db.kysely.selectFrom('sessions').select(['id', 'payload']).where('user_id', '=', userId).where('id', '!=', currentId).execute();
+    const row = rows.find((candidate) => sessionHandle(candidate.id) === handle);
+    if (row === undefined) return false;
+    await this.db.kysely.deleteFrom('sessions').where('id', '=', row.id).where('user_id', '=', userId).execute();
+    const selector = rememberSelectorIn(row.payload);
+    if (selector !== null) await this.remember.forgetSelectors(userId, [selector]);
+    return true;
+  }
+
+  /**
+   * Ends every other session of the user (site and panel), and forgets every remember-me token
+   * but this device's: a remembered browser whose session had merely expired is logged out too.
+   * Returns how many sessions ended.
+   */
+  async endOthers(userId: number, currentId: string, currentSelector: string | null): Promise<number> {
+    const result = await this.db.kysely
+      .deleteFrom('sessions')
+      .where((eb) => eb.or([eb('user_id', '=', userId), eb('admin_user_id', '=', userId)]))
+      .where('id', '!=', currentId)
+      .executeTakeFirst();
+    await this.remember.forgetAllExcept(userId, currentSelector);
+    return Number(result.numDeletedRows);
+  }
+
+  private active(userId: number) {
+    const now = this.clock();
+    let query = this.db.kysely.selectFrom('sessions').where('user_id', '=', userId).where('expires_at', '>', new Date(now).toISOString());
+    if (this.absoluteMinutes > 0) query = query.where('created_at', '>', new Date(now - this.absoluteMinutes * 60_000).toISOString());
+    return query;
+  }
+}
