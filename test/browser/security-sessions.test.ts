@@ -1,7 +1,8 @@
 // The security page's browser sessions in headless Chromium: one user signed in from two browser
 // contexts (a Mac with Chrome, a Linux box with Firefox); the first ends the other from the
 // security page with the keyboard alone, confirming its password on the way, and the other is
-// signed out. axe finds no serious or critical violation in light and dark.
+// signed out. Then an account deleted through its confirmation page. axe finds no serious or
+// critical violation in light and dark.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -86,5 +87,24 @@ describe('browser sessions in Chromium', { skip: skipWithoutChromium }, () => {
     await mac.goto(`${server.url}/dashboard`);
     assert.equal(mac.url(), `${server.url}/dashboard`, 'this one stays signed in');
     assert.deepEqual(errors, []);
+  });
+
+  it('deletes the account from the security page through its confirmation page', async () => {
+    const user = await createUser(server.app);
+    const page = await (await browser.newContext({ viewport: { width: 1100, height: 800 } })).newPage();
+    await logIn(page, user.email, user.plainPassword);
+    await page.goto(`${server.url}/security`);
+    await page.locator('section.delete-account').getByRole('link', { name: 'Delete account' }).click();
+    await page.waitForURL(`${server.url}/user/confirm-password`);
+    await page.getByRole('textbox', { name: 'Password' }).fill(user.plainPassword);
+    await page.getByRole('button', { name: 'Confirm' }).click();
+    await page.waitForURL(`${server.url}/user/delete`);
+    await audit(page, 'delete account confirmation page');
+    await page.getByRole('button', { name: 'Delete my account for good' }).click();
+    await page.waitForURL(`${server.url}/`);
+    await page.getByRole('status').filter({ hasText: 'Your account has been deleted.' }).waitFor();
+    assert.equal(await server.app.services.users.findById(user.id), undefined);
+    await page.goto(`${server.url}/dashboard`);
+    await page.waitForURL(`${server.url}/login`);
   });
 });

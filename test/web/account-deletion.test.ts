@@ -39,13 +39,26 @@ describe('account deletion', () => {
 
   const bearer = (token: string) => t.app.inject({ method: 'GET', url: '/api/user', headers: { authorization: `Bearer ${token}` } });
 
-  it('shows the delete section with its warning on the security page', async () => {
-    const { browser } = await accountWithEverything();
+  it('shows the delete section on the security page, linking to a confirmation page behind the password', async () => {
+    const { user, browser } = await accountWithEverything();
     const main = mainOf((await browser.get('/security')).body);
     assert.match(main, /<h2 id="delete-account-title">Delete account<\/h2>/);
     assert.match(main, /This cannot be undone/);
-    assert.match(main, /action="\/user\/delete"/);
+    assert.match(main, /href="\/user\/delete"/);
+    assert.doesNotMatch(main, /action="\/user\/delete"/, 'no one-click deletion on the security page');
     assert.match(mainOf((await browser.get('/security', { 'accept-language': 'fr' })).body), /Supprimer le compte/);
+
+    const asked = await browser.get('/user/delete');
+    assert.equal(asked.statusCode, 302);
+    assert.equal(asked.headers.location, '/user/confirm-password');
+    await browser.get('/user/confirm-password');
+    const confirmed = await browser.post('/user/confirm-password', { password: PASSWORD });
+    assert.equal(confirmed.headers.location, '/user/delete');
+    const page = await browser.get('/user/delete');
+    assert.equal(page.statusCode, 200);
+    assert.match(mainOf(page.body), /<h1 id="delete-account-title">Delete account<\/h1>/);
+    assert.match(mainOf(page.body), /action="\/user\/delete"[\s\S]*Delete my account for good/);
+    assert.ok(await t.app.services.users.findById(user.id), 'opening the page deletes nothing');
   });
 
   it('asks for the password first and deletes nothing before', async () => {

@@ -1,6 +1,7 @@
-// The security page's "Delete account" section and POST /user/delete (password confirmed): the
-// account and every way into it go (modules/account-deletion), the audit log keeps the event,
-// and this browser is logged out and sent home.
+// The security page's "Delete account" section, its confirmation page (GET /user/delete) and
+// POST /user/delete, both behind a fresh password confirmation: the account and every way into
+// it go (modules/account-deletion), the audit log keeps the event, and this browser is logged
+// out and sent home.
 import type { FastifyInstance } from 'fastify';
 import { AccountDeletionService } from '../../modules/account-deletion/account-deletion.service.js';
 import { t } from '../../modules/i18n/translator.js';
@@ -13,6 +14,11 @@ export async function accountDeleteRoutes(app: FastifyInstance): Promise<void> {
   const deletion = new AccountDeletionService(app.db, app.services.audit);
 
   addSecuritySection(app, { order: 90, template: '/security/delete-account', load: async () => ({}) });
+
+  // The confirmation page: the section links here, the password is asked for on the way.
+  app.get('/user/delete', { config: { auth: 'verified' }, preHandler: requirePasswordConfirmed(app) }, async (_request, reply) =>
+    reply.page('security/delete-account', { standalone: true }),
+  );
 
   app.post('/user/delete', { config: { auth: 'verified' }, preHandler: requirePasswordConfirmed(app) }, async (request, reply) => {
     const locale = localeFor(app, request);
