@@ -27,7 +27,8 @@ function warnings(output: string): LogLine[] {
 async function sessionCookieOf(url: string, headers: Record<string, string> = {}): Promise<string | null> {
   const response = await fetch(`${url}/login`, { headers });
   await response.body?.cancel();
-  return response.headers.getSetCookie().find((cookie) => cookie.startsWith(`${SESSION_COOKIE}=`)) ?? null;
+  // Production over https names it __Host-tessera_session (test/web/host-cookies.test.ts).
+  return response.headers.getSetCookie().find((cookie) => cookie.startsWith(`${SESSION_COOKIE}=`) || cookie.startsWith(`__Host-${SESSION_COOKIE}=`)) ?? null;
 }
 
 describe('APP_URL https behind a proxy, as the real process', () => {
@@ -59,6 +60,7 @@ describe('APP_URL https behind a proxy, as the real process', () => {
     try {
       const cookie = await sessionCookieOf(server.url, { 'x-forwarded-proto': 'https' });
       assert.match(cookie ?? '', /; Secure/);
+      assert.match(cookie ?? '', /^__Host-/);
     } finally {
       assert.equal(await server.stop(), 0);
     }
