@@ -5,6 +5,7 @@ import type { Db } from './db/connect.js';
 import { AdminService } from './modules/admin/admin.service.js';
 import { AuditService } from './modules/audit/audit.service.js';
 import { createAccountServices, type AccountServiceOptions, type AccountServices } from './modules/auth/account-services.js';
+import { PasskeyService } from './modules/passkeys/passkeys.service.js';
 import { PostService } from './modules/posts/posts.service.js';
 import { DbSessionStore } from './modules/sessions/session-store.js';
 import { SettingsService } from './modules/settings/settings.service.js';
@@ -21,6 +22,7 @@ export type Services = AccountServices & {
   sessions: DbSessionStore;
   audit: AuditService;
   admin: AdminService;
+  passkeys: PasskeyService;
   twoFactor: TwoFactorService;
 };
 
@@ -36,5 +38,5 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
     twoFactor: new TwoFactorService(db, config.appKey, config.appName),
   };
   const admin = new AdminService(db, config, core);
-  return { ...core, admin, ...createAccountServices(db, config, core, options) };
+  return { ...core, admin, passkeys: new PasskeyService(db, config), ...createAccountServices(db, config, core, options) };
 }

@@ -24,6 +24,33 @@ declare module 'fastify' {
 
 const ConfirmBody = Type.Object({ password: Type.String({ minLength: 1, maxLength: 4096 }) });
 
+/**
+ * Another way to confirm, shown under the password form (a passkey): its partial and what the
+ * partial needs for this request, or null when it does not apply (a user without passkeys).
+ */
+export type ConfirmExtra = { template: string; load(request: FastifyRequest): Promise<Record<string, unknown> | null> };
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Filled by feature route files (addConfirmExtra), read by the confirmation page. */
+    confirmExtras: ConfirmExtra[];
+  }
+}
+
+/** Adds another way to confirm to the confirmation page (the list is decorated in http/web/index.ts). */
+export function addConfirmExtra(app: FastifyInstance, extra: ConfirmExtra): void {
+  app.confirmExtras.push(extra);
+}
+
+async function confirmExtras(app: FastifyInstance, request: FastifyRequest): Promise<{ template: string; data: Record<string, unknown> }[]> {
+  const shown = [];
+  for (const extra of app.confirmExtras) {
+    const data = await extra.load(request);
+    if (data !== null) shown.push({ template: extra.template, data });
+  }
+  return shown;
+}
+
 /** Whether the password was confirmed within PASSWORD_TIMEOUT seconds. */
 export function passwordConfirmed(app: FastifyInstance, request: FastifyRequest): boolean {
   const at = request.session.passwordConfirmedAt;
@@ -62,10 +89,10 @@ export function takeConfirmIntended(request: FastifyRequest): string {
 export async function confirmPasswordRoutes(app: FastifyInstance): Promise<void> {
   const page = { template: 'auth/confirm-password', keep: [] } as const;
 
-  app.get(CONFIRM_PASSWORD_PATH, { config: { auth: 'user' } }, async (_request, reply) => reply.page(page.template));
+  app.get(CONFIRM_PASSWORD_PATH, { config: { auth: 'user' } }, async (request, reply) => reply.page(page.template, { confirmExtras: await confirmExtras(app, request) }));
 
   app.post(CONFIRM_PASSWORD_PATH, { config: { auth: 'user' }, schema: { body: ConfirmBody }, attachValidation: true }, async (request, reply) =>
-    submit(request, reply, page, async () => {
+    submit(request, reply, { ...page, data: { confirmExtras: await confirmExtras(app, request) } }, async () => {
       const locale = localeFor(app, request);
       const user = await app.services.users.findById(request.siteUser!.id);
       if (user === undefined) throw new AppError(401, 'Unauthenticated.');

@@ -1,0 +1,205 @@
+// Passkeys (WebAuthn): the security page's section (list, add, remove), signing in with a
+// passkey on the site and on the panel, and confirming the password with one. The ceremonies
+// are JSON exchanges with public/passkeys.js; removing is a plain form. The panel's two sign-in
+// routes live here too, beside the site's, because they share the challenge and the throttle:
+// they are JSON endpoints the panel's login page calls, with the panel's own guard.
+import { readFileSync } from 'node:fs';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { User } from '../../db/types.js';
+import { attributeName, t, type Locale } from '../../modules/i18n/translator.js';
+import { freshChallenge, type PendingChallenge } from '../../modules/passkeys/passkeys.service.js';
+import { AppError, ValidationError, notFound } from '../../modules/shared/errors.js';
+import { canAccessPanel } from '../../modules/users/users.service.js';
+import { flash } from '../../plugins/views.js';
+import { done, localeFor, refusal } from '../shared/forms.js';
+import { addConfirmExtra, markPasswordConfirmed, requirePasswordConfirmed, takeConfirmIntended } from './confirm-password.js';
+import { takeIntended } from './forms.js';
+import { addSecuritySection, currentUser } from './security.js';
+import { completePanelSignIn, completeSiteSignIn } from './sign-in.js';
+
+declare module 'fastify' {
+  interface Session {
+    /** The registration ceremony under way: its challenge, the user and the passkey's name. */
+    passkeyRegistration?: PendingChallenge;
+    /** The sign-in (site or panel) or confirmation ceremony under way. */
+    passkeyAuthentication?: PendingChallenge;
+  }
+}
+
+/** The browser half of WebAuthn, served by the service itself (no CDN; the CSP allows 'self' only). */
+export const WEBAUTHN_SCRIPT_PATH = '/vendor/simplewebauthn-browser.js';
+
+const MAX_ID = 2_147_483_647;
+// Failed passkey sign-ins per IP: as many as the password's, in the same window.
+const FAILED_MAX = 5;
+const FAILED_DECAY_SECONDS = 60;
+
+const NameBody = Type.Object({ name: Type.String({ maxLength: 255 }) });
+// The browser's answer is checked by @simplewebauthn/server; the schema only bounds its size.
+const ResponseBody = Type.Object({ response: Type.Object({}, { additionalProperties: true, maxProperties: 16 }) });
+
+/** A path id of a passkey; anything that is not one is simply not found. */
+function passkeyId(raw: string): number {
+  const id = /^[1-9][0-9]{0,9}$/.test(raw) ? Number(raw) : NaN;
+  if (!(id <= MAX_ID)) throw notFound();
+  return id;
+}
+
+/** A stored time in the visitor's language, in UTC (the server does not know the visitor's zone). */
+function formatter(locale: Locale): (iso: string) => string {
+  const format = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
+  return (iso) => `${format.format(new Date(iso))} UTC`;
+}
+
+function responseOf(request: FastifyRequest): unknown {
+  return (request.body as { response?: unknown } | undefined)?.response;
+}
+
+/** Takes the pending sign-in challenge out of the session: whatever happens next, it is used. */
+function takeAuthentication(request: FastifyRequest, purpose: string): PendingChallenge | null {
+  const pending = request.session.passkeyAuthentication;
+  delete request.session.passkeyAuthentication;
+  return freshChallenge(pending, purpose);
+}
+
+export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
+  const script = readFileSync(new URL('../dist/bundle/index.umd.min.js', import.meta.resolve('@simplewebauthn/browser')));
+  const production = app.config.env !== 'development';
+
+  /** Runs a JSON action; a 422 or 429 answers the {message, errors} envelope in the visitor's language. */
+  const json = async (request: FastifyRequest, reply: FastifyReply, action: () => Promise<FastifyReply>): Promise<FastifyReply> => {
+    try {
+      return await action();
+    } catch (error) {
+      const refused = refusal(error, localeFor(app, request));
+      return reply.code(refused.status).headers(refused.headers).header('cache-control', 'no-store').send({ message: refused.message, errors: refused.errors });
+    }
+  };
+
+  const throttleKey = (request: FastifyRequest) => `passkey-login|${request.ip}`;
+
+  /**
+   * The user whose passkey answered the pending challenge of `purpose`. Every attempt counts
+   * against the IP's window and a success clears it, so only failures in a row add up: past
+   * FAILED_MAX the answer is 429 and the passkey is not even checked.
+   */
+  const verifiedUser = async (request: FastifyRequest, purpose: string, accept: (user: User) => boolean = () => true): Promise<User> => {
+    const locale = localeFor(app, request);
+    const pending = takeAuthentication(request, purpose);
+    const state = await app.services.throttle.attempt(throttleKey(request), FAILED_MAX, FAILED_DECAY_SECONDS);
+    if (state.limited) {
+      const message = t(locale, 'passkeys.throttle', { seconds: state.retryAfterSeconds });
+      throw new AppError(429, message, { passkey: [message] }, { 'retry-after': String(state.retryAfterSeconds) });
+    }
+    const userId = await app.services.passkeys.authenticate(pending, responseOf(request));
+    const user = userId === null ? undefined : await app.services.users.findById(userId);
+    // One answer for every failure: an unknown passkey, a bad signature, an account that may not
+    // enter (the panel's non-administrators), as a wrong password gets.
+    if (user === undefined || !accept(user)) throw new ValidationError({ passkey: [t(locale, 'passkeys.failed')] });
+    await app.services.throttle.clear(throttleKey(request));
+    return user;
+  };
+
+  const sendOptions = (reply: FastifyReply, options: unknown) => reply.header('cache-control', 'no-store').send({ options });
+
+  app.get(WEBAUTHN_SCRIPT_PATH, { config: { auth: 'public' } }, async (_request, reply) =>
+    reply
+      .type('text/javascript; charset=utf-8')
+      .header('cache-control', production ? 'public, max-age=3600' : 'no-cache')
+      .send(script),
+  );
+
+  // The security page's section: the list, and the form to add one.
+  addSecuritySection(app, {
+    order: 20,
+    template: '/security/passkeys',
+    load: async (request, user) => ({ passkeys: await app.services.passkeys.list(user.id), passkeyWhen: formatter(localeFor(app, request)) }),
+  });
+
+  // On the confirmation page, for a user who has a passkey.
+  addConfirmExtra(app, {
+    template: '/auth/passkey-confirm',
+    load: async (request) => ((await app.services.passkeys.count(request.siteUser!.id)) > 0 ? {} : null),
+  });
+
+  // Adding a passkey: a fresh password confirmation, then the name, the options, the answer.
+  app.post('/user/passkeys/options', { config: { auth: 'verified' }, preHandler: requirePasswordConfirmed(app), schema: { body: NameBody }, attachValidation: true }, async (request, reply) =>
+    json(request, reply, async () => {
+      const locale = localeFor(app, request);
+      const name = request.validationError === undefined ? (request.body as { name: string }).name.trim() : '';
+      if (name === '') throw new ValidationError({ name: [t(locale, 'validation.required', { attribute: attributeName('name', locale) })] });
+      const { options, pending } = await app.services.passkeys.registrationOptions(await currentUser(app, request), name);
+      request.session.passkeyRegistration = pending;
+      return sendOptions(reply, options);
+    }),
+  );
+
+  app.post('/user/passkeys', { config: { auth: 'verified' }, preHandler: requirePasswordConfirmed(app), schema: { body: ResponseBody }, attachValidation: true }, async (request, reply) =>
+    json(request, reply, async () => {
+      // Used once: the challenge leaves the session before the answer is even looked at.
+      const pending = freshChallenge(request.session.passkeyRegistration, 'register');
+      delete request.session.passkeyRegistration;
+      const passkey = await app.services.passkeys.register(request.siteUser!.id, pending, responseOf(request));
+      flash(request, { status: t(localeFor(app, request), 'passkeys.added', { name: passkey.name }) });
+      return reply.code(201).header('cache-control', 'no-store').send({ passkey, redirect: '/security' });
+    }),
+  );
+
+  app.post<{ Params: { id: string } }>('/user/passkeys/:id/delete', { config: { auth: 'verified' }, preHandler: requirePasswordConfirmed(app) }, async (request, reply) => {
+    // The owner is part of the deletion: another user's passkey is as good as absent.
+    if (!(await app.services.passkeys.remove(request.siteUser!.id, passkeyId(request.params.id)))) throw notFound();
+    return done(request, reply, '/security', t(localeFor(app, request), 'passkeys.removed'));
+  });
+
+  // Signing in on the site: no email, the authenticator offers its passkeys for this site.
+  app.post('/passkeys/login/options', { config: { auth: 'guest' } }, async (request, reply) => {
+    const { options, pending } = await app.services.passkeys.authenticationOptions('site');
+    request.session.passkeyAuthentication = pending;
+    return sendOptions(reply, options);
+  });
+
+  app.post('/passkeys/login', { config: { auth: 'guest' }, schema: { body: ResponseBody }, attachValidation: true }, async (request, reply) =>
+    json(request, reply, async () => {
+      const user = await verifiedUser(request, 'site');
+      // A passkey is two factors (the device and its PIN or biometric): no code step follows.
+      await completeSiteSignIn(app, request, reply, user, { remember: false, method: 'passkey' });
+      return reply.header('cache-control', 'no-store').send({ redirect: takeIntended(request) ?? '/dashboard' });
+    }),
+  );
+
+  // Signing in on the panel: the same, for an administrator only.
+  app.post('/admin/passkeys/login/options', { config: { auth: 'admin-guest' } }, async (request, reply) => {
+    const { options, pending } = await app.services.passkeys.authenticationOptions('panel');
+    request.session.passkeyAuthentication = pending;
+    return sendOptions(reply, options);
+  });
+
+  app.post('/admin/passkeys/login', { config: { auth: 'admin-guest' }, schema: { body: ResponseBody }, attachValidation: true }, async (request, reply) =>
+    json(request, reply, async () => {
+      const user = await verifiedUser(request, 'panel', canAccessPanel);
+      await app.services.audit.record(user, 'admin.login', { type: 'session', id: user.id, label: user.email }, {}, request.ip);
+      const intended = request.session.intended;
+      const location = typeof intended === 'string' && /^\/admin(\/|\?|$)/.test(intended) && !intended.startsWith('/admin/login') ? intended : '/admin';
+      delete request.session.intended;
+      await completePanelSignIn(app, request, reply, user, { method: 'passkey' });
+      return reply.header('cache-control', 'no-store').send({ redirect: location });
+    }),
+  );
+
+  // Confirming the password with a passkey: one of the signed-in user's own.
+  app.post('/user/confirm-password/passkey/options', { config: { auth: 'user' } }, async (request, reply) => {
+    const { options, pending } = await app.services.passkeys.authenticationOptions('confirm', request.siteUser!.id);
+    request.session.passkeyAuthentication = pending;
+    return sendOptions(reply, options);
+  });
+
+  app.post('/user/confirm-password/passkey', { config: { auth: 'user' }, schema: { body: ResponseBody }, attachValidation: true }, async (request, reply) =>
+    json(request, reply, async () => {
+      const userId = request.siteUser!.id;
+      await verifiedUser(request, 'confirm', (user) => user.id === userId);
+      markPasswordConfirmed(request);
+      return reply.header('cache-control', 'no-store').send({ redirect: takeConfirmIntended(request) });
+    }),
+  );
+}
