@@ -9,7 +9,7 @@ import { liveChallenge, passChallenge } from '../../modules/auth/two-factor-chal
 import { t } from '../../modules/i18n/translator.js';
 import { twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
 import { done, field, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
-import { completePanelSignIn, regenerateKeeping } from '../web/sign-in.js';
+import { completePanelSignIn, regenerateKeeping } from '../shared/panel-sign-in.js';
 import { ChallengeBody, assertChallengeInput, challengeGone, challengeInput, recoveryMode, startChallenge } from '../shared/two-factor-challenge.js';
 import { adminPage } from './support.js';
 

@@ -16,7 +16,8 @@ import { done, localeFor, refusal } from '../shared/forms.js';
 import { addConfirmExtra, markPasswordConfirmed, requirePasswordConfirmed, takeConfirmIntended } from './confirm-password.js';
 import { takeIntended } from './forms.js';
 import { addSecuritySection, currentUser } from './security.js';
-import { completePanelSignIn, completeSiteSignIn } from './sign-in.js';
+import { completePanelSignIn } from '../shared/panel-sign-in.js';
+import { completeSiteSignIn } from './sign-in.js';
 
 declare module 'fastify' {
   interface Session {
