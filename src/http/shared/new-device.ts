@@ -12,7 +12,7 @@ export const DEVICE_COOKIE = 'tessera_device';
 const DEVICE_COOKIE_DAYS = 400;
 
 /** The browser's device id: the one its cookie holds, or a new one now set (refreshed at each sign-in). */
-function browserDeviceId(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): string {
+export function browserDeviceId(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): string {
   const current = request.cookies[DEVICE_COOKIE];
   const id = isDeviceId(current) ? current : newDeviceId();
   void reply.setCookie(DEVICE_COOKIE, id, {

@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { done, field, localeFor, schemaErrors } from '../shared/forms.js';
-import { noticeBrowserSignIn } from '../shared/new-device.js';
+import { browserDeviceId, noticeBrowserSignIn } from '../shared/new-device.js';
 import { submit } from './forms.js';
 
 const RegisterBody = Type.Object({
@@ -29,9 +29,12 @@ export async function registerRoutes(app: FastifyInstance): Promise<void> {
       };
       const user = await app.services.auth.register(input, locale, schemaErrors(request, locale));
       // null: the address has an account (verification on) and its owner was mailed; the answer
-      // is a new registration's, a fresh session id included, but nobody is logged in.
-      if (user === null) await request.session.regenerate(['adminUserId', 'intended', 'flash']);
-      else {
+      // is a new registration's, a fresh session id and the device cookie included, but nobody
+      // is logged in.
+      if (user === null) {
+        await request.session.regenerate(['adminUserId', 'intended', 'flash']);
+        browserDeviceId(app, request, reply);
+      } else {
         await app.loginSite(request, user);
         // The registering browser is the account's first device: recorded, no alert.
         noticeBrowserSignIn(app, request, reply, user, 'site');
