@@ -70,6 +70,9 @@ export function markPasswordConfirmed(request: FastifyRequest): void {
 export function requirePasswordConfirmed(app: FastifyInstance) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     if (passwordConfirmed(app, request)) return undefined;
+    // A form that fails its own schema is answered at once with its 422 (the handler's): the
+    // detour is only worth taking for a form that could succeed.
+    if (request.validationError !== undefined) return undefined;
     if (wantsJson(request)) throw new AppError(423, 'Password confirmation required.');
     // A form post cannot be replayed after the detour: the visitor comes back to the page the
     // form was on and sends it again.

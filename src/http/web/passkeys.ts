@@ -12,6 +12,7 @@ import { freshChallenge, type PendingChallenge } from '../../modules/passkeys/pa
 import { AppError, ValidationError, notFound } from '../../modules/shared/errors.js';
 import { canAccessPanel } from '../../modules/users/users.service.js';
 import { flash } from '../../plugins/views.js';
+import { wantsJson } from '../../plugins/web-guard.js';
 import { done, localeFor, refusal } from '../shared/forms.js';
 import { addConfirmExtra, markPasswordConfirmed, requirePasswordConfirmed, takeConfirmIntended } from './confirm-password.js';
 import { takeIntended } from './forms.js';
@@ -73,6 +74,8 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
     try {
       return await action();
     } catch (error) {
+      // The ceremony is a script's; a form posted by a browser here gets the error page.
+      if (!wantsJson(request)) throw error;
       const refused = refusal(error, localeFor(app, request));
       return reply.code(refused.status).headers(refused.headers).header('cache-control', 'no-store').send({ message: refused.message, errors: refused.errors });
     }
@@ -88,6 +91,8 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
   const verifiedUser = async (request: FastifyRequest, purpose: string, accept: (user: User) => boolean = () => true): Promise<User> => {
     const locale = localeFor(app, request);
     const pending = takeAuthentication(request, purpose);
+    // A body that is not an answer at all is refused before the throttle counts it.
+    if (request.validationError !== undefined) throw new ValidationError({ passkey: [t(locale, 'passkeys.failed')] });
     const state = await app.services.throttle.attempt(throttleKey(request), FAILED_MAX, FAILED_DECAY_SECONDS);
     if (state.limited) {
       const message = t(locale, 'passkeys.throttle', { seconds: state.retryAfterSeconds });
