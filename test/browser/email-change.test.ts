@@ -4,8 +4,8 @@
 // serious or critical violation on the pages of the flow, in light and dark.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, seriousA11yViolations, skipWithoutChromium, startServer, type RunningServer } from '../support/browser.js';
+import type { Browser } from 'playwright-core';
+import { launchBrowser, skipWithoutChromium, startServer, type RunningServer, assertAccessibleLightAndDark } from '../support/browser.js';
 import { linkIn, startMailServer, type MailServer } from '../web/mail-server.js';
 
 describe('email change in Chromium', { skip: skipWithoutChromium }, () => {
@@ -24,13 +24,7 @@ describe('email change in Chromium', { skip: skipWithoutChromium }, () => {
     await mail?.close();
   });
 
-  const audit = async (page: Page, name: string) => {
-    for (const colorScheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme });
-      assert.deepEqual(await seriousA11yViolations(page), [], `${name} (${colorScheme})`);
-    }
-    await page.emulateMedia({ colorScheme: 'light' });
-  };
+  const audit = assertAccessibleLightAndDark;
 
   const waitForMail = async (address: string) => {
     for (let i = 0; i < 100 && mail.to(address).length === 0; i += 1) await server.app.services.mail.settled().then(() => new Promise((r) => setTimeout(r, 20)));

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { buildApp } from '../../src/app.js';
 import { createTestDatabase, testConfig, type TestDatabase } from '../helpers.js';
-import { launchBrowser, listenWithAppUrl, seriousA11yViolations, skipWithoutChromium } from '../support/browser.js';
+import { launchBrowser, listenWithAppUrl, skipWithoutChromium, assertAccessibleLightAndDark } from '../support/browser.js';
 import type { FastifyInstance } from 'fastify';
 
 const PASSWORD = 'passkey-browser-password';
@@ -45,13 +45,7 @@ describe('passkeys in Chromium', { skip: skipWithoutChromium }, () => {
     return { page, errors, credentials };
   };
 
-  const audit = async (page: Page, name: string) => {
-    for (const colorScheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme });
-      assert.deepEqual(await seriousA11yViolations(page), [], `${name} (${colorScheme})`);
-    }
-    await page.emulateMedia({ colorScheme: 'light' });
-  };
+  const audit = assertAccessibleLightAndDark;
 
   const signIn = async (page: Page, email: string) => {
     await page.goto(`${url}/login`);

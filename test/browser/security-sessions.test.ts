@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { createUser } from '../helpers.js';
-import { launchBrowser, seriousA11yViolations, skipWithoutChromium, startServer, type RunningServer } from '../support/browser.js';
+import { launchBrowser, skipWithoutChromium, startServer, type RunningServer, assertAccessibleLightAndDark } from '../support/browser.js';
 
 const LINUX_FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 const MAC_CHROME = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -25,13 +25,7 @@ describe('browser sessions in Chromium', { skip: skipWithoutChromium }, () => {
     await server?.close();
   });
 
-  const audit = async (page: Page, name: string) => {
-    for (const colorScheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme });
-      assert.deepEqual(await seriousA11yViolations(page), [], `${name} (${colorScheme})`);
-    }
-    await page.emulateMedia({ colorScheme: 'light' });
-  };
+  const audit = assertAccessibleLightAndDark;
 
   const logIn = async (page: Page, email: string, password: string) => {
     await page.goto(`${server.url}/login`);

@@ -4,9 +4,9 @@
 // alone gets through, and axe finds no serious or critical violation in light and dark.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { createUser } from '../helpers.js';
-import { launchBrowser, seriousA11yViolations, skipWithoutChromium, startServer, type RunningServer } from '../support/browser.js';
+import { launchBrowser, skipWithoutChromium, startServer, type RunningServer, assertAccessibleLightAndDark } from '../support/browser.js';
 import { codeAt, enableTwoFactor } from '../support/two-factor-sign-in.js';
 
 describe('two-factor sign-in in Chromium', { skip: skipWithoutChromium }, () => {
@@ -24,13 +24,7 @@ describe('two-factor sign-in in Chromium', { skip: skipWithoutChromium }, () => 
 
   const newPage = async () => (await browser.newContext({ viewport: { width: 1100, height: 800 } })).newPage();
 
-  const audit = async (page: Page, name: string) => {
-    for (const colorScheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme });
-      assert.deepEqual(await seriousA11yViolations(page), [], `${name} (${colorScheme})`);
-    }
-    await page.emulateMedia({ colorScheme: 'light' });
-  };
+  const audit = assertAccessibleLightAndDark;
 
   it('asks the site login for the code, shows a wrong one inline, signs in with the right one; the code step by keyboard alone', async () => {
     const user = await createUser(server.app);

@@ -9,7 +9,7 @@ import { generate } from 'otplib';
 import type { Browser, Page } from 'playwright-core';
 import { twoFactorEnabled } from '../../src/modules/two-factor/two-factor.service.js';
 import { createUser } from '../helpers.js';
-import { launchBrowser, seriousA11yViolations, skipWithoutChromium, startServer, type RunningServer } from '../support/browser.js';
+import { launchBrowser, skipWithoutChromium, startServer, type RunningServer, assertAccessibleLightAndDark } from '../support/browser.js';
 
 describe('two-factor set-up in Chromium', { skip: skipWithoutChromium }, () => {
   let server: RunningServer;
@@ -24,13 +24,7 @@ describe('two-factor set-up in Chromium', { skip: skipWithoutChromium }, () => {
     await server?.close();
   });
 
-  const audit = async (page: Page, name: string) => {
-    for (const colorScheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme });
-      assert.deepEqual(await seriousA11yViolations(page), [], `${name} (${colorScheme})`);
-    }
-    await page.emulateMedia({ colorScheme: 'light' });
-  };
+  const audit = assertAccessibleLightAndDark;
 
   const logIn = async (page: Page, email: string, password: string) => {
     await page.goto(`${server.url}/login`);

@@ -2,6 +2,7 @@
 // playwright-core (launchBrowser, the one place that starts it), and an axe-core accessibility
 // check. Tests skip (with the reason printed) only where Chromium is not installed, and never
 // under CI=true (support/services.ts).
+import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
@@ -94,4 +95,13 @@ export async function seriousA11yViolations(page: Page): Promise<AxeViolation[]>
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** Asserts that axe finds no serious or critical violation on the page in light and in dark; leaves it light. */
+export async function assertAccessibleLightAndDark(page: Page, name: string): Promise<void> {
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme });
+    assert.deepEqual(await seriousA11yViolations(page), [], `${name} (${colorScheme})`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
 }
