@@ -154,6 +154,10 @@ describe('browser sessions', () => {
 
     await confirm(mac);
     await mac.get('/security');
+    // When this session began: kept only if its row is never deleted (a row deleted and saved
+    // again by the same request would begin now).
+    const began = new Date(Date.now() - 600_000).toISOString();
+    await t.db.kysely.updateTable('sessions').set({ created_at: began }).where('id', '=', sessionIdOf(mac)!).execute();
     const done = await mac.post('/user/sessions/others');
     assert.equal(done.headers.location, '/security');
     assert.match(mainOf((await mac.follow(done)).body), /Your other browser sessions have been logged out/);
@@ -162,6 +166,7 @@ describe('browser sessions', () => {
     assert.ok(await isLoggedIn(mac));
     const sessions = await t.db.kysely.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute();
     assert.deepEqual(sessions.map((row) => row.id), [sessionIdOf(mac)]);
+    assert.equal((await sessionRow(t.db, sessionIdOf(mac)))?.created_at, began, 'this session was never ended');
     const tokens = await t.db.kysely.selectFrom('remember_tokens').select('selector').where('user_id', '=', user.id).execute();
     assert.deepEqual(tokens.map((row) => row.selector), [mac.cookies.get(REMEMBER_COOKIE)!.split('.')[0]]);
     // This device is still remembered.
