@@ -19,10 +19,15 @@ const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? '0.0.0';
 
-/** Which paths the document describes: the JSON API and the SPA's CSRF-cookie endpoint. */
+/** Which paths the document describes: the JSON API, the SPA's CSRF-cookie endpoint and the health check. */
 export function isDocumentedPath(url: string): boolean {
-  return url.startsWith('/api/') || url.startsWith('/sanctum/');
+  return url.startsWith('/api/') || url.startsWith('/sanctum/') || url === '/up';
 }
+
+// /docs in dark mode: a stylesheet of our own, served by Swagger UI's plugin under /docs/theme/
+// (a file from this app, so the CSP's style-src 'self' allows it); it applies only under
+// prefers-color-scheme: dark.
+const docsDarkCss = readFileSync(new URL('../../public/docs-dark.css', import.meta.url), 'utf8');
 
 type Methods = RouteOptions['method'];
 
@@ -53,12 +58,15 @@ export function plumbingStatuses(schema: FastifySchema, auth: RouteAuth | undefi
   return statuses;
 }
 
+// Only routes that refuse an anonymous call carry a security requirement: Swagger UI draws a lock
+// on every operation that has one, even an optional one ({}), and a lock on a public read tells
+// the reader it needs a token. 'optional-token' routes say in their description what a token adds.
 function securityFor(auth: RouteAuth | undefined): Record<string, string[]>[] | undefined {
   if (auth === 'token' || typeof auth === 'object') return [{ bearer: [] }, { session: [] }];
-  // An empty requirement ({}) marks the scheme as optional.
-  if (auth === 'optional-token') return [{}, { bearer: [] }, { session: [] }];
   return undefined;
 }
+
+const OPTIONAL_TOKEN_NOTE = 'No credential is needed. A token (or the SPA session), when sent, is checked (401 if invalid) and unlocks what this description reserves to it.';
 
 const SUCCESS_TEXT: Record<string, string> = { 200: 'OK.', 201: 'Created.', 204: 'No content.' };
 
@@ -89,7 +97,8 @@ const transform: Transform = ({ schema, url, route }) => {
   const auth = apiAuth(route);
   const methods = methodList(route.method);
   const declared = (schema.response ?? {}) as Record<string, TSchema>;
-  const derived = errorResponses(...plumbingStatuses(schema, auth, methods, url));
+  // The health check is outside /api: no rate limit, no error envelope; it documents its own answers.
+  const derived = url === '/up' ? {} : errorResponses(...plumbingStatuses(schema, auth, methods, url));
   const response: Record<string, TSchema> = { ...declared };
   for (const [status, envelope] of Object.entries(derived)) {
     if (response[status] === undefined) response[status] = envelope;
@@ -105,10 +114,8 @@ const transform: Transform = ({ schema, url, route }) => {
   const security = securityFor(auth);
   if (security === undefined) delete out.security;
   else out.security = security;
-  if (typeof auth === 'object') {
-    const note = `Needs a token with the \`${auth.ability}\` ability (403 otherwise).`;
-    out.description = out.description === undefined ? note : `${out.description}\n\n${note}`;
-  }
+  const note = typeof auth === 'object' ? `Needs a token with the \`${auth.ability}\` ability (403 otherwise).` : auth === 'optional-token' ? OPTIONAL_TOKEN_NOTE : undefined;
+  if (note !== undefined) out.description = out.description === undefined ? note : `${out.description}\n\n${note}`;
   return { schema: out, url };
 };
 
@@ -138,7 +145,7 @@ export const openapiPlugin = fp(
           { name: 'posts', description: 'Published blog posts (and their editing by admins)' },
           { name: 'settings', description: 'Public site settings' },
           { name: 'spa', description: 'Cookie authentication for first-party single-page apps' },
-          { name: 'meta', description: 'This document' },
+          { name: 'meta', description: 'This document and the health check' },
         ],
         components: {
           securitySchemes: {
@@ -180,6 +187,7 @@ export const openapiPlugin = fp(
     // the CSP would block (and whose "Explore" box could only load this same document anyway).
     await app.register(swaggerUi, {
       routePrefix: DOCS_PREFIX,
+      theme: { title: `${app.config.appName} API`, css: [{ filename: 'docs-dark.css', content: docsDarkCss }] },
       uiConfig: { layout: 'BaseLayout', deepLinking: true, defaultModelsExpandDepth: 1, tryItOutEnabled: false },
       validatorUrl: false,
     });

@@ -124,12 +124,39 @@ describe('OpenAPI document', () => {
     }
     const known = new Set(registered.map((r) => `${r.method.toLowerCase()} ${toOpenApiPath(r.url)}`));
     known.add('get /sanctum/csrf-cookie');
+    known.add('get /up');
     for (const { path, method } of operations()) assert.ok(known.has(`${method} ${path}`), `${method} ${path} is documented but not routed`);
     assert.ok(doc.paths['/sanctum/csrf-cookie']?.get, 'the SPA cookie endpoint is documented');
   });
 
   it('leaves pages, the panel and /docs out', () => {
-    for (const path of Object.keys(doc.paths)) assert.match(path, /^\/(api|sanctum)\//);
+    for (const path of Object.keys(doc.paths)) assert.match(path, /^\/(api\/|sanctum\/|up$)/);
+  });
+
+  it('documents the health check GET /up with its 200 and 503 bodies, outside any credential', () => {
+    const op = doc.paths['/up']?.get;
+    assert.ok(op, 'GET /up is not documented');
+    assert.equal(op.security, undefined);
+    assert.deepEqual(Object.keys(op.responses).sort(), ['200', '503']);
+    for (const status of ['200', '503']) {
+      const schema: Schema | undefined = op.responses[status]?.content?.['application/json']?.schema;
+      assert.deepEqual(Object.keys((schema?.properties ?? {}) as object).sort(), ['database', 'rate_limit_store', 'status'], status);
+    }
+  });
+
+  it('shows no lock on public routes (no security requirement at all) and keeps one on token routes', () => {
+    const open = ['get /api/posts', 'get /api/posts/{slug}', 'get /api/settings', 'post /api/tokens', 'get /api/openapi.json', 'get /sanctum/csrf-cookie', 'get /up'];
+    for (const route of open) {
+      const [method = '', path = ''] = route.split(' ');
+      const op = doc.paths[path]?.[method];
+      assert.ok(op, `${route} not documented`);
+      assert.equal(op.security, undefined, `${route} carries a security requirement (a lock in /docs)`);
+    }
+    assert.match(String((doc.paths['/api/posts']?.get as { description?: string } | undefined)?.description), /No credential is needed/);
+    for (const route of ['get /api/user', 'put /api/user', 'delete /api/tokens/current', 'post /api/posts']) {
+      const [method = '', path = ''] = route.split(' ');
+      assert.deepEqual(doc.paths[path]?.[method]?.security, [{ bearer: [] }, { session: [] }], route);
+    }
   });
 
   it('gives every operation a unique operationId, a summary and a tag', () => {
@@ -152,11 +179,10 @@ describe('OpenAPI document', () => {
       const payload = schema === undefined ? {} : { payload: sampleOf(schema) as object };
       const response = await t.app.inject({ method: method.toUpperCase() as 'GET', url, headers: { accept: 'application/json' }, ...payload });
       const secured = (op.security ?? []).some((requirement) => 'bearer' in requirement);
-      const optional = (op.security ?? []).some((requirement) => Object.keys(requirement).length === 0);
       // (POST /api/tokens answers 401 to wrong credentials: that is not a missing token.)
       const unauthenticated = response.statusCode === 401 && (response.json() as { message: string }).message === 'Unauthenticated.';
-      if (unauthenticated) assert.ok(secured && !optional, `${method} ${path} answers 401 anonymously but the document does not require a token`);
-      if (secured && !optional) assert.ok(unauthenticated, `${method} ${path} is documented as needing a token but answered ${response.statusCode}`);
+      if (unauthenticated) assert.ok(secured, `${method} ${path} answers 401 anonymously but the document does not require a token`);
+      if (secured) assert.ok(unauthenticated, `${method} ${path} is documented as needing a token but answered ${response.statusCode}`);
     }
   });
 
@@ -184,8 +210,10 @@ describe('OpenAPI document', () => {
     assert.equal(doc.paths['/api/posts/{slug}']?.get?.responses['200']?.content?.['application/json']?.schema.properties !== undefined, true);
   });
 
-  it('describes every error status of every operation as the error envelope', () => {
+  it('describes every error status of every API operation as the error envelope', () => {
     for (const { path, method, op } of operations()) {
+      // The health check's 503 is its own body (the database is down), not an API error.
+      if (path === '/up') continue;
       for (const [status, response] of Object.entries(op.responses)) {
         if (Number(status) < 400) continue;
         assert.ok(response.description.length > 0);
@@ -259,6 +287,7 @@ describe('OpenAPI document', () => {
           return app.inject({ method: 'POST', url: '/api/posts', headers: { authorization: `Bearer ${plaintext}` }, payload: { title: 'Nope' } });
         },
       },
+      { name: 'the health check', path: '/up', method: 'get', status: 200, request: (app) => app.inject({ url: '/up' }) },
       { name: 'the document itself', path: '/api/openapi.json', method: 'get', status: 200, request: (app) => app.inject({ url: '/api/openapi.json' }) },
     ];
     for (const { name, path, method, status, request } of samples) {
@@ -366,6 +395,16 @@ describe('/docs', () => {
       assert.equal(loaded.statusCode, 200, url);
     }
     assert.doesNotMatch(response.body, /<script>|<script [^>]*>[^<\s]/, 'no inline script');
+  });
+
+  it('links a dark-mode stylesheet of its own that applies only when the browser prefers dark', async () => {
+    const page = await t.app.inject({ url: '/docs' });
+    assert.match(page.body, /<link rel="stylesheet" type="text\/css" href="[^"]*\/theme\/docs-dark\.css"/);
+    const css = await t.app.inject({ url: '/docs/static/theme/docs-dark.css' });
+    assert.equal(css.statusCode, 200);
+    assert.match(String(css.headers['content-type']), /^text\/css/);
+    assert.match(css.body, /@media \(prefers-color-scheme: dark\)/);
+    assert.doesNotMatch(css.body, /url\(|@import/, 'loads nothing');
   });
 
   it('keeps the site CSP (script-src and style-src self only) on the page', async () => {

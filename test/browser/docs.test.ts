@@ -1,10 +1,15 @@
 // /docs in real Chromium: the Swagger UI from the local package renders every operation under
 // the site's CSP (no inline script or style allowed), loads nothing from another origin, and
-// "Try it out" reaches the API.
+// "Try it out" reaches the API. It follows the browser's dark mode and passes axe in both.
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, skipWithoutChromium, startServer, type RunningServer } from '../support/browser.js';
+import { launchBrowser, seriousA11yViolations, skipWithoutChromium, startServer, type RunningServer } from '../support/browser.js';
+
+const SHOTS = process.env.SCREENSHOT_DIR;
+const SWAGGER_MARKUP = new Set(['nested-interactive', 'select-name']);
 
 describe('/docs in Chromium', { skip: skipWithoutChromium }, () => {
   let server: RunningServer;
@@ -14,6 +19,7 @@ describe('/docs in Chromium', { skip: skipWithoutChromium }, () => {
   const foreign: string[] = [];
 
   before(async () => {
+    if (SHOTS !== undefined) mkdirSync(SHOTS, { recursive: true });
     server = await startServer();
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -62,6 +68,49 @@ describe('/docs in Chromium', { skip: skipWithoutChromium }, () => {
     await page.click(`${block} .execute`);
     const status = await page.locator(`${block} .live-responses-table .response .response-col_status`).first().innerText();
     assert.equal(status.trim(), '200');
+  });
+
+  it('follows the browser: a dark page with light text when it prefers dark, a light one otherwise', async () => {
+    /** The relative luminance (0 black … 1 white) of a computed CSS colour. */
+    const luminance = (color: string): number => {
+      const [r = 0, g = 0, b = 0] = (color.match(/\d+(\.\d+)?/g) ?? []).map(Number);
+      return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+    };
+    const colours = () =>
+      page.evaluate(() => ({
+        background: getComputedStyle(document.body).backgroundColor,
+        title: getComputedStyle(document.querySelector('.information-container .title')!).color,
+        path: getComputedStyle(document.querySelector('.opblock-summary-path')!).color,
+      }));
+    try {
+      await page.emulateMedia({ colorScheme: 'dark' });
+      const dark = await colours();
+      assert.ok(luminance(dark.background) < 0.15, `background ${dark.background} is not dark`);
+      assert.ok(luminance(dark.title) > 0.7, `title ${dark.title} is not light`);
+      assert.ok(luminance(dark.path) > 0.7, `path ${dark.path} is not light`);
+      if (SHOTS !== undefined) await page.screenshot({ path: join(SHOTS, 'docs-dark.png') });
+    } finally {
+      await page.emulateMedia({ colorScheme: 'light' });
+    }
+    const light = await colours();
+    assert.ok(luminance(light.background) > 0.9, `background ${light.background} is not light`);
+  });
+
+  it('passes axe in light and dark, with an operation opened', async () => {
+    // A fresh load: "Try it out" (opened above) is Swagger UI's own form, outside this check.
+    await page.reload();
+    await page.waitForSelector('.opblock');
+    await page.click('#operations-posts-getPosts .opblock-summary');
+    await page.locator('#operations-posts-getPosts .responses-table').first().waitFor({ timeout: 10_000 });
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      // Left out: two rules about Swagger UI's own markup, which no stylesheet can change. Each
+      // operation's summary is a <button> holding the path as an <a> (nested-interactive), and an
+      // enum parameter's <select> has no label (select-name). Colours and scrolling are ours.
+      const violations = (await seriousA11yViolations(page)).filter((v) => !SWAGGER_MARKUP.has(v.id));
+      assert.deepEqual(violations, [], `/docs (${colorScheme})`);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
   });
 
   it('has no CSP violation, no console error and no request to another origin', async () => {
