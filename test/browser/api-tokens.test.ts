@@ -72,7 +72,8 @@ describe('API tokens page in Chromium', { skip: skipWithoutChromium }, () => {
 
     await page.getByLabel('Token Name').fill('build server');
     assert.equal(await page.getByRole('checkbox', { name: /posts:read/ }).isChecked(), true, 'read is ticked by default');
-    await page.getByRole('checkbox', { name: /posts:write/ }).check();
+    // Grace is no administrator: posts:write, which the API would refuse her, is not offered.
+    assert.equal(await page.getByRole('checkbox', { name: /posts:write/ }).count(), 0);
     await page.getByRole('button', { name: 'Create' }).click();
     await page.waitForURL(`${server.url}/user/api-tokens`);
     assert.equal((await page.locator('.flash[role="status"]').innerText()).trim(), 'API token created.');
@@ -82,7 +83,7 @@ describe('API tokens page in Chromium', { skip: skipWithoutChromium }, () => {
     const token = await field.inputValue();
     assert.match(token, /^\d+\|[A-Za-z0-9]{48}$/);
     const row = page.locator('tbody tr', { hasText: 'build server' });
-    assert.match(await row.innerText(), /posts:read\s+posts:write/);
+    assert.match(await row.innerText(), /posts:read/);
     await audit(page, 'created');
 
     // The script shows the button and writes the token to the clipboard.

@@ -83,7 +83,7 @@ describe('API tokens page', () => {
   });
 
   it('creates a token with the ticked abilities and shows its plaintext in a readonly field', async () => {
-    const { user, client } = await loggedIn();
+    const { user, client } = await loggedIn({ admin: true });
     const { plaintext, page } = await create(client, new URLSearchParams([['name', 'deploy script'], ['abilities', 'posts:read'], ['abilities', 'posts:write']]));
     assert.equal(statusMessage(page.body), 'API token created.');
     assert.match(page.body, /<input id="new-token" class="token" type="text" readonly value="[^"]+"/);
@@ -99,15 +99,15 @@ describe('API tokens page', () => {
     assert.ok(!JSON.stringify(row).includes(plaintext.slice(plaintext.indexOf('|') + 1)));
   });
 
-  const choices: { name: string; ticked: string[]; stored: string[] }[] = [
-    { name: 'no box ticked: read only, never "*"', ticked: [], stored: ['posts:read'] },
-    { name: 'read only', ticked: ['posts:read'], stored: ['posts:read'] },
-    { name: 'write only', ticked: ['posts:write'], stored: ['posts:write'] },
-    { name: 'both, in any order and repeated', ticked: ['posts:write', 'posts:read', 'posts:write'], stored: ['posts:read', 'posts:write'] },
+  const choices: { name: string; admin: boolean; ticked: string[]; stored: string[] }[] = [
+    { name: 'no box ticked: read only, never "*"', admin: false, ticked: [], stored: ['posts:read'] },
+    { name: 'read only', admin: false, ticked: ['posts:read'], stored: ['posts:read'] },
+    { name: 'write only (an administrator)', admin: true, ticked: ['posts:write'], stored: ['posts:write'] },
+    { name: 'both, in any order and repeated (an administrator)', admin: true, ticked: ['posts:write', 'posts:read', 'posts:write'], stored: ['posts:read', 'posts:write'] },
   ];
   for (const choice of choices) {
     it(`stores the abilities chosen: ${choice.name}`, async () => {
-      const { user, client } = await loggedIn();
+      const { user, client } = await loggedIn({ admin: choice.admin });
       await create(client, new URLSearchParams([['name', 'chosen'], ...choice.ticked.map((ability) => ['abilities', ability])]));
       const rows = await rowsOf(user.id);
       assert.equal(rows.length, 1);
@@ -268,7 +268,7 @@ describe('API tokens page', () => {
   ];
   for (const test of invalid) {
     it(`answers the form again with 422 for ${test.name}, keeping what was typed`, async () => {
-      const { user, client } = await loggedIn();
+      const { user, client } = await loggedIn({ admin: true });
       const response = await client.post(PAGE, new URLSearchParams([...test.form, ['abilities', 'posts:write']]));
       assert.equal(response.statusCode, 422);
       assert.equal(test.field === 'abilities' ? /id="field-abilities-error">([^<]*)</.exec(response.body)?.[1] : fieldError(response.body, test.field), test.message);
@@ -288,7 +288,7 @@ describe('API tokens page', () => {
   });
 
   it('answers a script asking for JSON with 201 and the token, and flashes nothing', async () => {
-    const { user, client } = await loggedIn();
+    const { user, client } = await loggedIn({ admin: true });
     const response = await client.postJson(PAGE, { name: 'from fetch', abilities: ['posts:write'] });
     assert.equal(response.statusCode, 201);
     const body = response.json() as { token: string; id: number; name: string; abilities: string[] };
@@ -318,11 +318,47 @@ describe('API tokens page', () => {
     assert.equal(created.json().data.title, 'Written with a page token');
   });
 
-  it('refuses post writes to a non-administrator even with posts:write', async () => {
-    const { client } = await loggedIn();
+  it('offers posts:write to administrators only, with help that names no role that does not exist', async () => {
+    const boxes = (html: string) => [...html.matchAll(/name="abilities" type="checkbox" value="([^"]+)"/g)].map((m) => m[1]);
+    const hint = (html: string, ability: string) => decodeEntities(new RegExp(`id="ability-${ability}-hint">([^<]*)<`).exec(html)?.[1] ?? '');
+    const { client: member } = await loggedIn();
+    const { client: admin } = await loggedIn({ admin: true });
+    const memberPage = (await member.get(PAGE)).body;
+    const adminPage = (await admin.get(PAGE)).body;
+    assert.deepEqual(boxes(memberPage), ['posts:read']);
+    assert.equal(hint(memberPage, 'posts_read'), 'List and read published posts.');
+    assert.deepEqual(boxes(adminPage), ['posts:read', 'posts:write']);
+    assert.match(hint(adminPage, 'posts_read'), /drafts and archived posts included/);
+    assert.match(hint(adminPage, 'posts_write'), /^Create, update and delete posts\. Offered to administrators only/);
+    for (const client of [member, admin]) client.cookies.set('locale', 'fr');
+    const memberFr = (await member.get(PAGE)).body;
+    const adminFr = (await admin.get(PAGE)).body;
+    assert.deepEqual(boxes(memberFr), ['posts:read']);
+    assert.equal(hint(memberFr, 'posts_read'), 'Lister et lire les articles publiés.');
+    assert.match(hint(adminFr, 'posts_write'), /Proposé aux administrateurs seulement/);
+    for (const html of [memberPage, adminPage, memberFr, adminFr]) assert.doesNotMatch(mainOf(html), /editor|éditeur/i);
+  });
+
+  it('refuses a forged posts:write from a non-administrator with the form’s 422 and makes no token', async () => {
+    const { user, client } = await loggedIn();
+    const response = await client.post(PAGE, new URLSearchParams([['name', 'forged'], ['abilities', 'posts:read'], ['abilities', 'posts:write']]));
+    assert.equal(response.statusCode, 422);
+    assert.equal(/id="field-abilities-error">([^<]*)</.exec(response.body)?.[1], 'The selected permissions is invalid.');
+    assert.equal(fieldValue(response.body, 'name'), 'forged');
+    assert.deepEqual(tickedBoxes(response.body), ['posts:read'], 'the box that was not offered does not appear');
+    const json = await client.postJson(PAGE, { name: 'forged', abilities: ['posts:write'] });
+    assert.equal(json.statusCode, 422);
+    assert.deepEqual(json.json(), { message: 'The selected permissions is invalid.', errors: { abilities: ['The selected permissions is invalid.'] } });
+    assert.deepEqual(await rowsOf(user.id), []);
+  });
+
+  it('lets a demoted administrator’s posts:write token write no more (the API checks the role on each request)', async () => {
+    const { user, client } = await loggedIn({ admin: true });
     const { plaintext } = await create(client, { name: 'writer', abilities: 'posts:write' });
-    const response = await t.app.inject({ method: 'POST', url: '/api/posts', headers: bearer(plaintext), payload: { title: 'Nope' } });
-    assert.equal(response.statusCode, 403);
+    const post = (title: string) => t.app.inject({ method: 'POST', url: '/api/posts', headers: bearer(plaintext), payload: { title } });
+    assert.equal((await post('While an administrator')).statusCode, 201);
+    await t.db.kysely.updateTable('users').set({ is_admin: 0 }).where('id', '=', user.id).execute();
+    assert.equal((await post('After the demotion')).statusCode, 403);
   });
 
   it('speaks French with the French locale', async () => {

@@ -3,10 +3,12 @@
 // as /profile is; every form is CSRF-checked by the web guard.
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ABILITIES } from '../../modules/tokens/abilities.js';
+import { ABILITIES, type Ability } from '../../modules/tokens/abilities.js';
 import { chosenAbilities } from '../../modules/tokens/tokens.service.js';
 import { attributeName, t, type Locale } from '../../modules/i18n/translator.js';
 import { ValidationError, notFound } from '../../modules/shared/errors.js';
+import type { User } from '../../db/types.js';
+import { canAccessPanel } from '../../modules/users/users.service.js';
 import { flash } from '../../plugins/views.js';
 import { wantsJson } from '../../plugins/web-guard.js';
 import { assertValid, done, field, localeFor } from '../shared/forms.js';
@@ -30,6 +32,24 @@ function ticked(request: FastifyRequest): string[] {
   return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }
 
+/**
+ * The abilities this user can use, so the only ones the form offers. The API lets only
+ * administrators write posts (assertEditor in http/api/posts.ts, checked on every request), so
+ * posts:write is offered to them alone: on anyone else's token it would be refused every time.
+ */
+function usableAbilities(user: Pick<User, 'is_admin'>): readonly Ability[] {
+  return canAccessPanel(user) ? ABILITIES : ABILITIES.filter((ability) => ability !== 'posts:write');
+}
+
+/** Each offered box with its label and help: an administrator's read also reaches drafts. */
+function abilityChoices(user: Pick<User, 'is_admin'>) {
+  const admin = canAccessPanel(user);
+  return usableAbilities(user).map((ability) => {
+    const key = ability.replace(/[^a-z]+/g, '_');
+    return { value: ability, id: `ability-${key}`, label: `tokens.ability.${key}`, hint: `tokens.ability_hint.${key}${admin && ability === 'posts:read' ? '_admin' : ''}` };
+  });
+}
+
 /** A stored time in the visitor's language, in UTC (the server does not know the visitor's zone). */
 function formatter(locale: Locale): (iso: string) => string {
   const format = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
@@ -49,7 +69,7 @@ export async function apiTokenRoutes(app: FastifyInstance): Promise<void> {
   const pageData = async (request: FastifyRequest, chosen: readonly string[]) => ({
     title: t(localeFor(app, request), 'tokens.title'),
     tokens: await app.services.tokens.listForUser(userId(request)),
-    abilities: ABILITIES,
+    abilities: abilityChoices(request.siteUser!),
     chosen,
     when: formatter(localeFor(app, request)),
   });
@@ -74,7 +94,11 @@ export async function apiTokenRoutes(app: FastifyInstance): Promise<void> {
       const locale = localeFor(app, request);
       assertValid(request, locale);
       const abilities = chosenAbilities(ticked(request));
-      if (abilities === null) throw new ValidationError({ abilities: [t(locale, 'validation.in', { attribute: attributeName('abilities', locale) })] });
+      // A box the form did not offer (posts:write posted by someone who is not an administrator)
+      // is refused like an unknown one, with the form's 422: dropping it silently would hand
+      // back a token other than the one asked for.
+      const usable = usableAbilities(request.siteUser!);
+      if (abilities === null || abilities.some((ability) => !usable.includes(ability))) throw new ValidationError({ abilities: [t(locale, 'validation.in', { attribute: attributeName('abilities', locale) })] });
       const name = field(request, 'name');
       const token = await app.services.tokens.issue(userId(request), name, abilities);
       if (wantsJson(request)) return reply.code(201).header('cache-control', 'no-store').send({ token: token.plaintext, id: token.id, name, abilities });
