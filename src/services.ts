@@ -12,7 +12,7 @@ import { SettingsService } from './modules/settings/settings.service.js';
 import { TokenService } from './modules/tokens/tokens.service.js';
 import { TwoFactorService } from './modules/two-factor/two-factor.service.js';
 import { UserService } from './modules/users/users.service.js';
-import { keptPublicPages, keptTokenLookup } from './perf/kept-reads.js';
+import { keptPublicPages, keptSiteValues, keptTokenLookup } from './perf/kept-reads.js';
 
 export type Services = AccountServices & {
   users: UserService;
@@ -32,7 +32,7 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
     // The two hottest reads are kept in memory while the database is unchanged (src/perf/).
     tokens: new TokenService(db, config, keptTokenLookup(db, config)),
     posts: new PostService(db, keptPublicPages(db)),
-    settings: new SettingsService(db),
+    settings: new SettingsService(db, { appName: config.appName, locale: config.locale }, keptSiteValues(db)),
     sessions: new DbSessionStore(db, config.sessionLifetimeMinutes, config.sessionAbsoluteLifetimeMinutes),
     audit: new AuditService(db),
     twoFactor: new TwoFactorService(db, config.appKey, config.appName),

@@ -7,6 +7,7 @@ import { Eta } from 'eta';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { LOCALES, isLocale, t, type Locale } from '../modules/i18n/translator.js';
+import type { SiteSettings } from '../modules/settings/site.js';
 import type { FieldErrors } from '../modules/shared/errors.js';
 import { csrfFailureHint, type ErrorBody } from './errors.js';
 import { wantsJson } from './web-guard.js';
@@ -32,6 +33,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The user of the site session, resolved by the web guard (null when logged out). */
     siteUser: { id: number; name: string; email: string; email_verified_at: string | null; is_admin: number } | null;
+    /** The site settings as this request read them (views.ts siteFor); null until read. */
+    site: SiteSettings | null;
   }
   interface FastifyReply {
     /** Renders `template` inside the site layout with the page context; status 200 unless given. */
@@ -39,10 +42,16 @@ declare module 'fastify' {
   }
 }
 
-/** The visitor's locale: the `locale` cookie (set by the switcher), else Accept-Language, else APP_LOCALE. */
+/**
+ * The visitor's locale among those the site offers (the `locales` setting, where translated):
+ * the `locale` cookie (set by the switcher), else Accept-Language, else `fallback` when it is
+ * the logged-in user's saved locale, else the `default_locale` setting, else APP_LOCALE.
+ */
 export function localeOf(request: FastifyRequest, fallback: string): Locale {
+  const offered: readonly string[] = request.site?.interfaceLocales ?? LOCALES;
+  const isOffered = (code: string): code is Locale => isLocale(code) && offered.includes(code);
   const fromCookie = request.cookies?.[LOCALE_COOKIE];
-  if (fromCookie !== undefined && isLocale(fromCookie)) return fromCookie;
+  if (fromCookie !== undefined && isOffered(fromCookie)) return fromCookie;
   const header = request.headers['accept-language'];
   if (typeof header === 'string') {
     const ranked = header
@@ -52,9 +61,11 @@ export function localeOf(request: FastifyRequest, fallback: string): Locale {
         return { tag: tag.toLowerCase().split('-')[0] ?? '', q: q === undefined ? 1 : Number(q) };
       })
       .sort((a, b) => b.q - a.q);
-    const match = ranked.find((entry) => isLocale(entry.tag));
+    const match = ranked.find((entry) => isOffered(entry.tag));
     if (match !== undefined) return match.tag as Locale;
   }
+  if (fallback === request.siteUserLocale && isOffered(fallback)) return fallback;
+  if (request.site !== null && request.site !== undefined) return request.site.defaultLocale;
   return isLocale(fallback) ? fallback : 'en';
 }
 
@@ -89,15 +100,42 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
   });
 
   app.decorateRequest('siteUser', null);
+  app.decorateRequest('site', null);
+
+  // The site settings for this request, read once (a kept read: no query while unchanged). A
+  // failed read shows the defaults: an error page must still render.
+  const siteFor = (request: FastifyRequest): SiteSettings | Promise<SiteSettings> => {
+    if (request.site !== null) return request.site;
+    const keep = (site: SiteSettings) => (request.site = site);
+    try {
+      const site = app.services.settings.site();
+      return site instanceof Promise
+        ? site.then(keep, (error: unknown) => {
+            request.log.error({ err: error }, 'site settings unreadable');
+            return keep(app.services.settings.siteDefaults());
+          })
+        : keep(site);
+    } catch (error) {
+      request.log.error({ err: error }, 'site settings unreadable');
+      return keep(app.services.settings.siteDefaults());
+    }
+  };
+  // Every route that may render a page reads them before its handler, which may already pick a
+  // language (localeOf) for a title or a message; the API, its documentation and /up pay nothing.
+  app.addHook('onRoute', (route) => {
+    if (/^\/(api|docs|up)(\/|$)/.test(route.url)) return;
+    const existing = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
+    route.preHandler = [async (request: FastifyRequest) => void (await siteFor(request)), ...existing];
+  });
 
   const context = (request: FastifyRequest, reply: FastifyReply): PageContext => {
     const locale = localeOf(request, request.siteUserLocale ?? app.config.locale);
     const flashed = takeFlash(request);
     const user = request.siteUser;
     return {
-      appName: app.config.appName,
+      appName: request.site?.name ?? app.config.appName,
       locale,
-      locales: LOCALES,
+      locales: request.site?.interfaceLocales ?? LOCALES,
       t: (key, replace) => t(locale, key, replace),
       // Outside the browser scope (a 404 page) there is no session, hence no CSRF token.
       csrf: () => (typeof reply.generateCsrf === 'function' ? reply.generateCsrf() : ''),
@@ -110,14 +148,21 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
   };
 
   app.decorateReply('page', function page(this: FastifyReply, template: string, data: Record<string, unknown> = {}, status = 200) {
-    const it = { ...context(this.request, this), ...data };
-    void this.code(status).header('cache-control', 'no-store').view(template, it);
+    const render = () => {
+      const it = { ...context(this.request, this), ...data };
+      void this.code(status).header('cache-control', 'no-store').view(template, it);
+    };
+    const site = siteFor(this.request);
+    if (site instanceof Promise) void site.then(render);
+    else render();
     return this;
   });
 
   app.renderErrorPage = (request: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody) => {
     // A script on a page (fetch, an SPA) gets the API's envelope: a 419 or 422 it can read.
     if (wantsJson(request)) return reply.code(status).header('cache-control', 'no-store').send(body);
+    // Outside a route (a 404) the site settings are not read yet: the page's language needs them.
+    if (request.site === null) return Promise.resolve(siteFor(request)).then(() => app.renderErrorPage(request, reply, status, body));
     const locale = localeOf(request, app.config.locale);
     const key = `errors.${status}`;
     const title = t(locale, key) === key ? body.message : t(locale, key);

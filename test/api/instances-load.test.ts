@@ -59,6 +59,7 @@ describe(`two instances under load (${onPostgres ? 'PostgreSQL' : 'SQLite file'}
     const config = testConfig({ API_RATE_LIMIT: '0', LOGIN_RATE_LIMIT: '0' });
     a = await buildApp(config, { db: database.db });
     b = await buildApp(config, { db: database.connectAgain() });
+    await b.services.settings.put('locales', ['en', 'fr', 'sv'], true);
     aUrl = await a.listen({ host: '127.0.0.1', port: 0 });
     bUrl = await b.listen({ host: '127.0.0.1', port: 0 });
   });

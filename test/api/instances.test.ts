@@ -23,6 +23,8 @@ describe('two instances on one database', () => {
     other = database.connectAgain();
     a = await buildApp(testConfig(), { db: database.db });
     b = await buildApp(testConfig(), { db: other });
+    // The API's locale filter accepts the languages the `locales` setting offers.
+    await a.services.settings.put('locales', ['en', 'fr', 'de', 'it', 'nl'], true);
   });
   after(async () => {
     await a.close();

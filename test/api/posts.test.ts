@@ -23,6 +23,8 @@ describe('GET /api/posts', () => {
 
   before(async () => {
     t = await buildTestApp();
+    // The API's locale filter accepts the languages the `locales` setting offers.
+    await t.app.services.settings.put('locales', ['en', 'fr', 'pt-BR', 'de'], true);
     author = await createUser(t.app, { name: 'Author Name' });
     const t0 = Date.now() - 30 * 24 * HOUR;
     const at = (hours: number) => new Date(t0 + hours * HOUR).toISOString();
@@ -198,7 +200,7 @@ describe('GET /api/posts', () => {
     ['per_page=2.5', 'per_page', 'The per page field must be an integer.'],
     ['locale=english!', 'locale', 'The locale field format is invalid.'],
     ['locale=e', 'locale', 'The locale field format is invalid.'],
-    ['locale=EN', 'locale', 'The locale field format is invalid.'],
+    ['locale=EN-', 'locale', 'The locale field format is invalid.'],
     ['locale=en_US', 'locale', 'The locale field format is invalid.'],
     ['locale=', 'locale', 'The locale field format is invalid.'],
     ['status=draft', 'status', 'The selected status is invalid.'],

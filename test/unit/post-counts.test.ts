@@ -10,6 +10,7 @@ describe('post counts kept by triggers', () => {
   let t: TestApp;
   before(async () => {
     t = await buildTestApp();
+    await t.app.services.settings.put('locales', ['en', 'fr', 'de'], true);
   });
   after(() => t.close());
 

@@ -7,6 +7,7 @@ import { presentPost, presentPostItem } from '../../modules/posts/posts.presente
 import type { Page } from '../../modules/posts/posts.service.js';
 import type { PostListRow } from '../../modules/posts/posts.repository.js';
 import { SLUG_PATTERN } from '../../modules/posts/slug.js';
+import { normalLocale, type SiteSettings } from '../../modules/settings/site.js';
 import { can } from '../../modules/tokens/abilities.js';
 import { ValidationError, forbidden, notFound } from '../../modules/shared/errors.js';
 import { canAccessPanel } from '../../modules/users/users.service.js';
@@ -20,8 +21,9 @@ import { NullableTimestamp } from './schemas.js';
 const LOCALE_PATTERN = '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$';
 const Status = Type.Union([Type.Literal('draft'), Type.Literal('published'), Type.Literal('archived')]);
 
+// The filter's locale is one the site offers (the `locales` setting), in any case: FR is fr.
 const ListQuery = Type.Object({
-  locale: Type.String({ pattern: LOCALE_PATTERN, maxLength: 35, default: 'en' }),
+  locale: Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$', maxLength: 35, default: 'en' }),
   status: Type.Optional(Status),
   page: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 1 }),
   per_page: Type.Integer({ minimum: 1, maximum: 100, default: 15 }),
@@ -142,10 +144,22 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
         });
         sendSerialized(reply, known);
       };
-      const page = app.services.posts.list({ status, locale: query.locale, page: query.page, perPage: query.per_page });
+      const locale = normalLocale(query.locale) ?? query.locale;
+      const offering = (site: SiteSettings) => {
+        if (site.contentLocales !== null && !site.contentLocales.includes(locale)) throw new ValidationError({ locale: ['The selected locale is invalid.'] });
+      };
+      // Only a locale asked for is checked: the default (en) answers even where it is not offered.
+      const site = new URLSearchParams(queryString).has('locale') ? app.services.settings.site() : null;
+      if (site !== null && !(site instanceof Promise)) offering(site);
+      const page = app.services.posts.list({ status, locale, page: query.page, perPage: query.per_page });
       // Answered at once when the page is known at once: no promise, no microtask turn. (A
       // handler that is not async may send its answer later; a failure goes to the error handler.)
-      if (page instanceof Promise) void page.then(send, (error: unknown) => sendFailure(reply, error));
+      if (site instanceof Promise) {
+        void Promise.all([site, page]).then(([known, found]) => {
+          offering(known);
+          send(found);
+        }).catch((error: unknown) => sendFailure(reply, error));
+      } else if (page instanceof Promise) void page.then(send, (error: unknown) => sendFailure(reply, error));
       else send(page);
     },
   );

@@ -1,19 +1,29 @@
 // Site settings: key → JSON value, each marked public or private. Only public ones leave the
 // service through GET /api/settings; mail credentials and the like stay private.
 import type { Db } from '../../db/connect.js';
+import { then, type MaybePromise } from '../shared/maybe-promise.js';
+import { decodeSetting as decode, siteValues } from './settings.repository.js';
+import { siteSettings, type SiteDefaults, type SiteSettings } from './site.js';
 
 export type Setting = { key: string; value: unknown; is_public: boolean; updated_at: string };
 
-function decode(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return null;
-  }
-}
-
 export class SettingsService {
-  constructor(private readonly db: Db) {}
+  /** `readSite` reads the site settings' stored values (services.ts hands in a kept read). */
+  constructor(
+    private readonly db: Db,
+    private readonly defaults: SiteDefaults = { appName: 'Tessera', locale: 'en' },
+    private readonly readSite: () => MaybePromise<Record<string, unknown>> = siteValues(db),
+  ) {}
+
+  /** The settings a reader sees the effect of (name, languages), as they are now. */
+  site(): MaybePromise<SiteSettings> {
+    return then(this.readSite(), (values) => siteSettings(values, this.defaults));
+  }
+
+  /** What applies when nothing is set (or the settings cannot be read). */
+  siteDefaults(): SiteSettings {
+    return siteSettings({}, this.defaults);
+  }
 
   /** The public settings as one object. */
   async publicSettings(): Promise<Record<string, unknown>> {

@@ -1,0 +1,64 @@
+// The settings a reader sees the effect of: the site's name (page titles, the header), its
+// description, its default language and the languages it offers. Read from the settings table
+// whether public or not (the public flag says what GET /api/settings shows, not what applies);
+// a missing or unusable value falls back to the configuration (APP_NAME, APP_LOCALE).
+//
+// Two lists of languages: `contentLocales` are those the `locales` setting names, plus the
+// default (the API's `locale` filter accepts these: a post may be written in German before the
+// interface speaks it); null without a usable setting, where any well-formed tag is accepted as
+// before. `interfaceLocales` are those of them the service has messages for (src/locales/): the
+// language switch offers only these, and a visitor is never shown another.
+import { LOCALES, isLocale, type Locale } from '../i18n/translator.js';
+
+export const SITE_KEYS = ['site_name', 'site_description', 'default_locale', 'locales'] as const;
+
+export type SiteSettings = {
+  name: string;
+  description: string | null;
+  defaultLocale: Locale;
+  interfaceLocales: readonly Locale[];
+  contentLocales: readonly string[] | null;
+};
+
+/** What applies before any setting exists. */
+export type SiteDefaults = { appName: string; locale: string };
+
+const LOCALE_TAG = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
+
+/**
+ * A language tag in BCP 47's usual case, the one posts are stored with ("FR" is "fr", "pt-br"
+ * is "pt-BR", "zh-hant" is "zh-Hant"); null when it is not a tag.
+ */
+export function normalLocale(value: unknown): string | null {
+  if (typeof value !== 'string' || !LOCALE_TAG.test(value.trim())) return null;
+  return value
+    .trim()
+    .split('-')
+    .map((part, index) => {
+      if (index > 0 && part.length === 2) return part.toUpperCase();
+      if (index > 0 && part.length === 4) return part.charAt(0).toUpperCase() + part.slice(1).toLowerCase();
+      return part.toLowerCase();
+    })
+    .join('-');
+}
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+}
+
+/** The site settings from the stored values (key → decoded JSON value). */
+export function siteSettings(values: Readonly<Record<string, unknown>>, defaults: SiteDefaults): SiteSettings {
+  const fallback: Locale = isLocale(defaults.locale) ? defaults.locale : 'en';
+  const wanted = normalLocale(values.default_locale);
+  const defaultLocale: Locale = wanted !== null && isLocale(wanted) ? wanted : fallback;
+  const listed = Array.isArray(values.locales) ? values.locales.map(normalLocale).filter((tag): tag is string => tag !== null) : [];
+  // The default language is always offered; no usable list offers every language the service speaks.
+  const content = listed.length > 0 ? [...new Set([...listed, defaultLocale])] : null;
+  return {
+    name: text(values.site_name) ?? defaults.appName,
+    description: text(values.site_description),
+    defaultLocale,
+    interfaceLocales: content === null ? LOCALES : LOCALES.filter((code) => content.includes(code)),
+    contentLocales: content,
+  };
+}

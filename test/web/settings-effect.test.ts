@@ -1,0 +1,116 @@
+// The settings a reader sees take effect on the next request: site_name in every page's title
+// and header (APP_NAME only where no site_name is set), default_locale as the language of a
+// visitor who states none, `locales` as the languages the switch offers (those the service has
+// messages for) — in one instance and across two instances on one database.
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { buildTestApp, createTestDatabase, testConfig, type TestApp, type TestDatabase } from '../helpers.js';
+import { signedInAdmin } from '../admin/support.js';
+
+const titleOf = (html: string) => /<title>([^<]*)<\/title>/.exec(html)?.[1] ?? null;
+const brandOf = (html: string) => /<a class="brand" href="\/">([^<]*)<\/a>/.exec(html)?.[1] ?? null;
+const langOf = (html: string) => /<html lang="([^"]*)"/.exec(html)?.[1] ?? null;
+const switchOf = (html: string) => [...html.matchAll(/<a href="\/locale\/([^"]+)" lang=/g)].map((m) => m[1]);
+
+const page = (app: FastifyInstance, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url: '/login', headers });
+
+describe('settings on the pages', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await buildTestApp({ APP_NAME: 'Configured Name' });
+  });
+  afterEach(() => t.close());
+
+  it('names the site with APP_NAME while no site_name setting exists', async () => {
+    await t.app.services.settings.remove('site_name');
+    const html = (await page(t.app)).body;
+    assert.match(titleOf(html) ?? '', /· Configured Name$/);
+    assert.equal(brandOf(html), 'Configured Name');
+  });
+
+  it('shows a site_name changed in the panel in the title and header of the next page', async () => {
+    const { client } = await signedInAdmin(t);
+    const saved = await client.post('/admin/settings/site_name', { type: 'text', value: 'Les Carnets', is_public: '1' });
+    assert.equal(saved.statusCode, 303, saved.body);
+    const html = (await page(t.app)).body;
+    assert.match(titleOf(html) ?? '', /· Les Carnets$/);
+    assert.equal(brandOf(html), 'Les Carnets');
+    const admin = (await client.get('/admin')).body;
+    assert.match(admin, /<a class="brand" href="\/admin">Les Carnets /);
+  });
+
+  it('shows a site_name changed through the service on the next request, and APP_NAME again once it is deleted', async () => {
+    assert.equal(brandOf((await page(t.app)).body), 'Tessera');
+    await t.app.services.settings.put('site_name', 'Second Name', true);
+    assert.equal(brandOf((await page(t.app)).body), 'Second Name');
+    await t.app.services.settings.remove('site_name');
+    assert.equal(brandOf((await page(t.app)).body), 'Configured Name');
+  });
+
+  it('speaks default_locale to a visitor who states no language, and the stated one to the others', async () => {
+    assert.equal(langOf((await page(t.app)).body), 'en');
+    await t.app.services.settings.put('default_locale', 'fr', true);
+    const html = (await page(t.app)).body;
+    assert.equal(langOf(html), 'fr');
+    assert.match(html, /Se connecter|Connexion/);
+    assert.equal(langOf((await page(t.app, { 'accept-language': 'en-GB,en;q=0.8' })).body), 'en');
+    assert.equal(langOf((await page(t.app, { cookie: 'locale=en' })).body), 'en');
+  });
+
+  it('ignores a default_locale the service has no messages for', async () => {
+    await t.app.services.settings.put('default_locale', 'de', true);
+    assert.equal(langOf((await page(t.app)).body), 'en');
+  });
+
+  it('offers in the switch the configured locales that have messages, and no other language', async () => {
+    assert.deepEqual(switchOf((await page(t.app)).body), ['en', 'fr']);
+    await t.app.services.settings.put('locales', ['fr'], true);
+    await t.app.services.settings.put('default_locale', 'fr', true);
+    const html = (await page(t.app, { 'accept-language': 'en', cookie: 'locale=en' })).body;
+    assert.deepEqual(switchOf(html), ['fr']);
+    assert.equal(langOf(html), 'fr');
+    // German is accepted for posts but has no messages: the switch does not offer it.
+    await t.app.services.settings.put('locales', ['en', 'fr', 'de'], true);
+    assert.deepEqual(switchOf((await page(t.app)).body), ['en', 'fr']);
+  });
+
+  it('names the site on an error page too', async () => {
+    await t.app.services.settings.put('site_name', 'Erreur Site', true);
+    const response = await t.app.inject({ method: 'GET', url: '/no-such-page', headers: { accept: 'text/html' } });
+    assert.equal(response.statusCode, 404);
+    assert.equal(brandOf(response.body), 'Erreur Site');
+  });
+});
+
+describe('settings across two instances on one database', () => {
+  let database: TestDatabase;
+  let a: FastifyInstance;
+  let b: FastifyInstance;
+  before(async () => {
+    database = await createTestDatabase({ file: true });
+    a = await buildApp(testConfig(), { db: database.db });
+    b = await buildApp(testConfig(), { db: database.connectAgain() });
+  });
+  after(async () => {
+    await a.close();
+    await b.close();
+    await database.drop();
+  });
+
+  it('a change made through one instance shows on the other at its next request', async () => {
+    // B has served pages and API reads with the old settings (kept in memory, where it can).
+    for (let i = 0; i < 2; i += 1) {
+      assert.equal(brandOf((await page(b)).body), 'Tessera');
+      assert.equal((await b.inject({ url: '/api/posts?locale=de' })).statusCode, 422);
+    }
+    await a.services.settings.put('site_name', 'Changed Elsewhere', true);
+    await a.services.settings.put('locales', ['en', 'fr', 'de'], true);
+    await a.services.settings.put('default_locale', 'fr', true);
+    const html = (await page(b)).body;
+    assert.equal(brandOf(html), 'Changed Elsewhere');
+    assert.equal(langOf(html), 'fr');
+    assert.equal((await b.inject({ url: '/api/posts?locale=de' })).statusCode, 200);
+  });
+});
