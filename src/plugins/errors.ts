@@ -6,8 +6,10 @@ import fp from 'fastify-plugin';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { ErrorObject } from 'ajv';
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { AppError, type FieldErrors } from '../modules/shared/errors.js';
+import { AppError, ValidationError, type FieldErrors } from '../modules/shared/errors.js';
+import { t } from '../modules/i18n/translator.js';
 import { formatValidationErrors } from '../http/shared/validation.js';
+import { localeOf } from './views.js';
 import { wantsJson } from './web-guard.js';
 
 export type ErrorBody = { message: string; errors: FieldErrors };
@@ -42,29 +44,58 @@ type Described = { status: number; body: ErrorBody; headers: Record<string, stri
  * failure ("Failed to serialize an error… list.includes is not a function"). What could
  * not be described is a generic 500, and the reason is logged.
  */
-export function describeError(error: unknown, log?: FastifyRequest['log']): Described {
+export function describeError(error: unknown, log?: FastifyRequest['log'], locale = 'en'): Described {
   try {
-    return describe(error);
+    return describe(error, locale);
   } catch (failure) {
     log?.error({ err: failure }, 'the error handler could not describe an error');
     return { status: 500, body: { message: GENERIC[500]!, errors: {} }, headers: {} };
   }
 }
 
-function describe(error: unknown): Described {
-  if (error instanceof AppError) return { status: error.status, body: { message: error.message, errors: error.errors }, headers: error.headers };
+/**
+ * An API message in `locale`. The API's messages are its English texts (the specification's
+ * exact words); another language finds each under that very text in its locale files, as
+ * Laravel's lang/fr.json does, and a text it does not have stays in English. English is
+ * returned untouched, so it can never change.
+ */
+function sentence(locale: string, text: string): string {
+  return locale === 'en' ? text : t(locale, text);
+}
+
+function fieldsIn(locale: string, errors: FieldErrors): FieldErrors {
+  if (locale === 'en') return errors;
+  return Object.fromEntries(Object.entries(errors).map(([field, messages]) => [field, messages.map((message) => sentence(locale, message))]));
+}
+
+function describe(error: unknown, locale: string): Described {
+  if (error instanceof AppError) {
+    // A 422 built from message keys is translated from its keys; written texts by their text.
+    const errors = fieldsIn(locale, error instanceof ValidationError && locale !== 'en' ? error.errorsIn(locale) : error.errors);
+    const first = error instanceof ValidationError ? Object.values(errors).find((messages) => messages.length > 0)?.[0] : undefined;
+    return { status: error.status, body: { message: first ?? sentence(locale, error.message), errors }, headers: error.headers };
+  }
   const e = error as FastifyError & { validation?: ErrorObject[] };
   if (Array.isArray(e.validation)) {
-    return { status: 422, body: formatValidationErrors(e.validation), headers: {} };
+    return { status: 422, body: formatValidationErrors(e.validation, locale), headers: {} };
   }
-  if (isDatabaseUnavailable(error)) return { status: 503, body: { message: GENERIC[503]!, errors: {} }, headers: {} };
+  if (isDatabaseUnavailable(error)) return { status: 503, body: { message: sentence(locale, GENERIC[503]!), errors: {} }, headers: {} };
   const status = typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 600 ? e.statusCode : 500;
   if (status === 400 && e.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-    return { status, body: { message: 'The request body is not valid JSON.', errors: {} }, headers: {} };
+    return { status, body: { message: sentence(locale, 'The request body is not valid JSON.'), errors: {} }, headers: {} };
   }
   // A 4xx from Fastify or a plugin keeps its own (safe) text only when we have none of ours.
   const message = GENERIC[status] ?? (status < 500 ? e.message : GENERIC[500]!);
-  return { status, body: { message, errors: {} }, headers: {} };
+  return { status, body: { message: sentence(locale, message), errors: {} }, headers: {} };
+}
+
+/**
+ * The language of an API error: the visitor's, found as pages find it (the locale cookie, then
+ * Accept-Language), English by default. Asked only when an error is answered: a successful API
+ * request never reads a header for it.
+ */
+function apiLocale(request: FastifyRequest): string {
+  return localeOf(request, 'en');
 }
 
 /**
@@ -74,8 +105,9 @@ function describe(error: unknown): Described {
  * reply has no views yet: it comes before routing).
  */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const { status, body } = describeError(error, request.log);
-  if (isApiRequest(request) || wantsJson(request)) void reply.code(status).send(body);
+  const api = isApiRequest(request);
+  const { status, body } = describeError(error, request.log, api ? apiLocale(request) : 'en');
+  if (api || wantsJson(request)) void reply.code(status).send(body);
   else void reply.code(status).type('text/plain; charset=utf-8').send(body.message);
 }
 
@@ -138,16 +170,16 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     const allowed = allowedFor(request.url);
     const status = allowed.length > 0 ? 405 : 404;
     if (status === 405) void reply.header('allow', allowed.join(', '));
-    const body: ErrorBody = { message: GENERIC[status]!, errors: {} };
-    if (isApiRequest(request)) return reply.code(status).send(body);
-    return app.renderErrorPage(request, reply, status, body);
+    if (isApiRequest(request)) return reply.code(status).send({ message: sentence(apiLocale(request), GENERIC[status]!), errors: {} } satisfies ErrorBody);
+    return app.renderErrorPage(request, reply, status, { message: GENERIC[status]!, errors: {} });
   });
 
   app.setErrorHandler((error, request, reply) => {
-    const { status, body, headers } = describeError(error, request.log);
+    const api = isApiRequest(request);
+    const { status, body, headers } = describeError(error, request.log, api ? apiLocale(request) : 'en');
     if (status >= 500) request.log.error({ err: error, path: request.routeOptions.url }, 'request failed');
     void reply.headers(headers);
-    if (isApiRequest(request)) return reply.code(status).send(body);
+    if (api) return reply.code(status).send(body);
     return app.renderErrorPage(request, reply, status, body);
   });
 });
