@@ -1,8 +1,10 @@
 // Account commands: create a user or an administrator, give or take administrator rights. The
-// fields are checked with the API's rules and messages.
+// fields are checked with the API's rules and messages. Each change leaves one line in the panel's
+// audit log naming the command line (and the OS user) as the actor; a refused command leaves none.
 import { Type } from '@sinclair/typebox';
 import type { ErrorObject } from 'ajv';
 import { formatValidationErrors, validatorCompiler } from '../http/shared/validation.js';
+import { commandLineActor } from '../modules/audit/audit.service.js';
 import { checkNewPassword } from '../modules/passwords/policy.js';
 import { ValidationError, type FieldErrors } from '../modules/shared/errors.js';
 import { EMAIL_TAKEN } from '../modules/users/users.service.js';
@@ -39,7 +41,10 @@ function validateAccount(account: Account): void {
 async function createAccount(rt: Runtime, account: Account, flags: { verified: boolean; admin: boolean }) {
   validateAccount(account);
   try {
-    return await rt.services().users.create({ ...account, ...flags });
+    const services = rt.services();
+    const user = await services.users.create({ ...account, ...flags });
+    await services.audit.record(commandLineActor(), flags.admin ? 'admin.created' : 'user.created', { type: 'user', id: user.id, label: user.email });
+    return user;
   } catch (error) {
     if (flags.admin && error instanceof ValidationError && error.errors.email?.includes(EMAIL_TAKEN)) {
       throw new CliError(`${EMAIL_TAKEN} To make that user an administrator: ${PROGRAM} admin:promote ${account.email}`);
@@ -50,7 +55,8 @@ async function createAccount(rt: Runtime, account: Account, flags: { verified: b
 
 async function setAdmin(rt: Runtime, args: Args, admin: boolean): Promise<void> {
   const email = args.positionals[0] ?? '';
-  const users = rt.services().users;
+  const services = rt.services();
+  const users = services.users;
   const user = await users.findByEmail(email);
   if (user === undefined) throw new CliError(`No user has the email ${email}.`);
   if ((Number(user.is_admin) === 1) === admin) {
@@ -58,6 +64,7 @@ async function setAdmin(rt: Runtime, args: Args, admin: boolean): Promise<void> 
     return;
   }
   await users.setAdmin(email, admin);
+  await services.audit.record(commandLineActor(), admin ? 'admin.promoted' : 'admin.demoted', { type: 'user', id: user.id, label: user.email });
   rt.out(admin ? `${user.email} is now an administrator.` : `${user.email} is no longer an administrator.`);
 }
 

@@ -10,6 +10,9 @@ import { countAuditLogs, insertAuditLog, listAuditLogs } from './audit.repositor
 export const AUDIT_ACTIONS = [
   'admin.login',
   'admin.logout',
+  'admin.created',
+  'admin.promoted',
+  'admin.demoted',
   'user.created',
   'user.updated',
   'user.deleted',
