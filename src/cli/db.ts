@@ -38,6 +38,20 @@ export const seed: Command = {
   },
 };
 
+/** A column the Laravel database lacked, with what the import put in its place. */
+function describeMissing(column: string): string {
+  const name = column.slice(column.indexOf('.') + 1);
+  const meaning =
+    name === 'email_verified_at' ? 'no email verified'
+    : name === 'created_at' ? 'the time of the import'
+    : name === 'updated_at' ? 'the creation date'
+    : name === 'abilities' ? 'no abilities'
+    : name === 'expires_at' ? 'no expiry date of their own'
+    : name === 'last_used_at' ? 'never used'
+    : 'none';
+  return `${column} (${meaning})`;
+}
+
 export const importLaravel: Command = {
   summary: 'Import the users and tokens of a Laravel + Sanctum app',
   usage: '--from URL [--user-model CLASS]',
@@ -47,6 +61,9 @@ export const importLaravel: Command = {
     'kept, so the app\'s tokens keep working; bcrypt passwords sign in and are rehashed to',
     'argon2id at the next login. Laravel\'s timestamps are read as UTC (its default timezone).',
     'Nobody becomes an administrator (admin:promote does); remember-me cookies are not carried over.',
+    'Columns Laravel apps may lack (email_verified_at, remember_token, timestamps; a token\'s',
+    'abilities, last_used_at, expires_at, timestamps) import as empty, and the summary names them:',
+    'a missing created_at becomes the time of the import, a missing updated_at the creation date.',
   ],
   options: [
     { name: 'from', type: 'string', value: 'URL', description: 'The Laravel database: sqlite:PATH or postgres://…' },
@@ -62,6 +79,7 @@ export const importLaravel: Command = {
       const result = await importLaravelRows(rt.db(), rows, userModel);
       const skipped = result.skippedTokens === 0 ? '' : ` (${result.skippedTokens} token${result.skippedTokens === 1 ? '' : 's'} of another model or of no user skipped)`;
       rt.out(`Imported ${result.users} user${result.users === 1 ? '' : 's'} and ${result.tokens} token${result.tokens === 1 ? '' : 's'}${skipped}.`);
+      if (result.missing.length > 0) rt.out(`Missing in the Laravel database, so imported as empty: ${result.missing.map(describeMissing).join(', ')}.`);
     } catch (error) {
       if (error instanceof ImportError) throw new CliError(`Nothing imported: ${error.message}`);
       throw error;

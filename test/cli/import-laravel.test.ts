@@ -63,13 +63,27 @@ function insertSql(table: string, row: Row, placeholder: (i: number) => string):
   return [`insert into ${table} (${columns.join(', ')}) values (${columns.map((_, i) => placeholder(i)).join(', ')})`, Object.values(row)];
 }
 
-async function sqliteSource(change: (rows: { users: Row[]; tokens: Row[] }) => void = () => undefined): Promise<Source> {
+/** Columns an app dropped (or its Laravel version never had), per table. */
+type Dropped = { users?: string[]; personal_access_tokens?: string[] };
+
+/** The drop statements, and the rows without the dropped columns. */
+function dropColumns(rows: { users: Row[]; tokens: Row[] }, dropped: Dropped): string[] {
+  for (const column of dropped.users ?? []) for (const row of rows.users) delete row[column];
+  for (const column of dropped.personal_access_tokens ?? []) for (const row of rows.tokens) delete row[column];
+  // SQLite drops no column an index uses: the unique index on email or token goes first.
+  const indexOf: Record<string, string> = { email: 'users_email_unique', token: 'personal_access_tokens_token_unique' };
+  return Object.entries(dropped).flatMap(([table, columns]) =>
+    (columns as string[]).flatMap((column) => [...(column in indexOf ? [`drop index if exists ${indexOf[column]}`] : []), `alter table ${table} drop column ${column}`]),
+  );
+}
+
+async function sqliteSource(change: (rows: { users: Row[]; tokens: Row[] }) => void = () => undefined, dropped: Dropped = {}): Promise<Source> {
   const dir = mkdtempSync(join(tmpdir(), 'laravel-'));
   const path = join(dir, 'database.sqlite');
   const rows = await laravelRows();
   change(rows);
   const sqlite = new SQLite(path);
-  for (const statement of LARAVEL_SQLITE) sqlite.exec(statement);
+  for (const statement of [...LARAVEL_SQLITE, ...dropColumns(rows, dropped)]) sqlite.exec(statement);
   for (const [table, list] of [['users', rows.users], ['personal_access_tokens', rows.tokens]] as const) {
     for (const row of list) {
       const [text, values] = insertSql(table, row, () => '?');
@@ -80,14 +94,14 @@ async function sqliteSource(change: (rows: { users: Row[]; tokens: Row[] }) => v
   return { url: `sqlite:${path}`, tokens: rows.plain, hash: () => sha256(readFileSync(path, 'latin1')), close: async () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-async function postgresSource(): Promise<Source> {
+async function postgresSource(dropped: Dropped = {}): Promise<Source> {
   const schema = `laravel_${randomBytes(5).toString('hex')}`;
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await client.connect();
   const rows = await laravelRows();
   await client.query(`create schema ${schema}`);
   await client.query(`set search_path to ${schema}`);
-  for (const statement of LARAVEL_POSTGRES) await client.query(statement);
+  for (const statement of [...LARAVEL_POSTGRES, ...dropColumns(rows, dropped)]) await client.query(statement);
   for (const [table, list] of [['users', rows.users], ['personal_access_tokens', rows.tokens]] as const) {
     for (const row of list) await client.query(...insertSql(table, row, (i) => `$${i + 1}`));
   }
@@ -186,6 +200,86 @@ for (const kind of ['sqlite', ...(onPostgres ? ['postgres'] : [])] as const) {
   });
 }
 
+// Columns Laravel apps drop or Laravel versions lack: each, missing alone, imports as empty and
+// the summary names it; the app's tokens still answer and the bcrypt passwords still sign in.
+const SUMMARY = 'Imported 2 users and 3 tokens (1 token of another model or of no user skipped).';
+const OPTIONAL: { dropped: Dropped; named: string }[] = [
+  { dropped: { users: ['email_verified_at'] }, named: 'users.email_verified_at (no email verified)' },
+  { dropped: { users: ['remember_token'] }, named: 'users.remember_token (none)' },
+  { dropped: { users: ['created_at'] }, named: 'users.created_at (the time of the import)' },
+  { dropped: { users: ['updated_at'] }, named: 'users.updated_at (the creation date)' },
+  { dropped: { personal_access_tokens: ['abilities'] }, named: 'personal_access_tokens.abilities (no abilities)' },
+  { dropped: { personal_access_tokens: ['last_used_at'] }, named: 'personal_access_tokens.last_used_at (never used)' },
+  { dropped: { personal_access_tokens: ['expires_at'] }, named: 'personal_access_tokens.expires_at (no expiry date of their own)' },
+  { dropped: { personal_access_tokens: ['created_at', 'updated_at'] }, named: 'personal_access_tokens.created_at (the time of the import), personal_access_tokens.updated_at (the creation date)' },
+];
+
+for (const kind of ['sqlite', ...(onPostgres ? ['postgres'] : [])] as const) {
+  describe(`db:import-laravel from a ${kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'} users or tokens table without an optional column`, () => {
+    /** Imports a source without these columns into a new database; the checks get the app on it. */
+    const importWithout = async (dropped: Dropped, check: (result: { stdout: string; app: FastifyInstance; h: CliHarness; source: Source; startedAt: string; endedAt: string }) => Promise<void>) => {
+      const h = await createCliHarness();
+      const source = kind === 'sqlite' ? await sqliteSource(undefined, dropped) : await postgresSource(dropped);
+      let app: FastifyInstance | undefined;
+      try {
+        const startedAt = new Date().toISOString();
+        const result = await h.cli(['db:import-laravel', '--from', source.url]);
+        const endedAt = new Date().toISOString();
+        assert.equal(result.code, 0, result.stderr);
+        app = await buildApp(testConfig(), { db: h.db });
+        await check({ stdout: result.stdout, app, h, source, startedAt, endedAt });
+      } finally {
+        await app?.close();
+        await h.close();
+        await source.close();
+      }
+    };
+    const get = (app: FastifyInstance, token: string) => app.inject({ url: '/api/user', headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+    const signIn = (app: FastifyInstance) => app.inject({ method: 'POST', url: '/api/tokens', payload: { email: 'ada@laravel.test', password: PASSWORD, device_name: 'after import' } });
+
+    for (const { dropped, named } of OPTIONAL) {
+      const columns = Object.entries(dropped).flatMap(([table, list]) => (list as string[]).map((column) => `${table}.${column}`));
+      it(`imports without ${columns.join(' and ')}, naming it in the summary; the token answers and the password signs in`, () =>
+        importWithout(dropped, async ({ stdout, app, h, source, startedAt, endedAt }) => {
+          assert.equal(stdout, `${SUMMARY}\nMissing in the Laravel database, so imported as empty: ${named}.\n`);
+          // Read before the token is used (which sets last_used_at).
+          const tokens = await h.db.kysely.selectFrom('personal_access_tokens').selectAll().orderBy('id').execute();
+          const response = await get(app, source.tokens.valid);
+          assert.equal(response.statusCode, 200, response.body);
+          const ada = response.json() as { id: number; email_verified_at: string | null; created_at: string; updated_at: string };
+          assert.equal(ada.id, 7);
+          assert.equal(ada.email_verified_at, dropped.users?.includes('email_verified_at') ? null : '2025-03-01T10:21:00.000Z');
+          if (dropped.users?.includes('created_at')) {
+            assert.ok(ada.created_at >= startedAt && ada.created_at <= endedAt, `created_at is the import time: ${ada.created_at}`);
+            assert.equal(ada.updated_at, '2025-03-02T08:00:00.000Z');
+          }
+          if (dropped.users?.includes('updated_at')) assert.deepEqual([ada.created_at, ada.updated_at], ['2025-03-01T10:20:30.000Z', '2025-03-01T10:20:30.000Z']);
+          assert.deepEqual(tokens.map((row) => row.id), [40, 41, 42]);
+          if (dropped.personal_access_tokens?.includes('abilities')) assert.deepEqual(tokens.map((row) => row.abilities), ['[]', '[]', '[]']);
+          if (dropped.personal_access_tokens?.includes('last_used_at')) assert.deepEqual(tokens.map((row) => row.last_used_at), [null, null, null]);
+          if (dropped.personal_access_tokens?.includes('expires_at')) assert.deepEqual(tokens.map((row) => row.expires_at), [null, null, null]);
+          if (dropped.personal_access_tokens?.includes('created_at')) {
+            for (const row of tokens) assert.ok(row.created_at >= startedAt && row.created_at <= endedAt && row.updated_at === row.created_at, `import time: ${row.created_at}`);
+          }
+          const signedIn = await signIn(app);
+          assert.equal(signedIn.statusCode, 200, signedIn.body);
+        }));
+    }
+
+    it('imports a users table with none of the optional columns and tokens without their optional columns, naming them all', () =>
+      importWithout({ users: ['email_verified_at', 'remember_token', 'created_at', 'updated_at'], personal_access_tokens: ['abilities', 'last_used_at', 'expires_at', 'created_at', 'updated_at'] }, async ({ stdout, app, source }) => {
+        const lines = stdout.trimEnd().split('\n');
+        assert.equal(lines[0], SUMMARY);
+        assert.equal(
+          lines[1],
+          'Missing in the Laravel database, so imported as empty: users.email_verified_at (no email verified), users.remember_token (none), users.created_at (the time of the import), users.updated_at (the creation date), personal_access_tokens.abilities (no abilities), personal_access_tokens.last_used_at (never used), personal_access_tokens.expires_at (no expiry date of their own), personal_access_tokens.created_at (the time of the import), personal_access_tokens.updated_at (the creation date).',
+        );
+        assert.equal((await get(app, source.tokens.valid)).statusCode, 200);
+        assert.equal((await signIn(app)).statusCode, 200);
+      }));
+  });
+}
+
 describe('db:import-laravel refusals', () => {
   let h: CliHarness;
   before(async () => (h = await createCliHarness()));
@@ -216,6 +310,25 @@ describe('db:import-laravel refusals', () => {
 
   it('refuses two emails that differ only in case', () =>
     refused(sqliteSource((rows) => (rows.users[1]!.email = 'ADA@laravel.test')), /^Nothing imported: users #7 and #9 have the same email apart from case/));
+
+  it('refuses a users table without one of id, name, email and password, naming the missing column', async () => {
+    for (const column of ['id', 'name', 'email', 'password']) {
+      const source =
+        column === 'id'
+          ? // SQLite cannot drop a primary key column: the table is made without one named id.
+            sqliteSource().then((made) => {
+              const sqlite = new SQLite(made.url.slice('sqlite:'.length));
+              sqlite.exec('alter table users rename column id to user_id');
+              sqlite.close();
+              return made;
+            })
+          : sqliteSource(undefined, { users: [column] });
+      await refused(source, new RegExp(`^Nothing imported: The Laravel users table has no ${column} column, which the import needs \\(id, name, email, password\\)\\.$`, 'm'));
+    }
+  });
+
+  it('refuses a personal_access_tokens table without its token digest, naming the column', () =>
+    refused(sqliteSource(undefined, { personal_access_tokens: ['token'] }), /^Nothing imported: The Laravel personal_access_tokens table has no token column, which the import needs \(id, tokenable_type, tokenable_id, name, token\)\.$/m));
 
   it('refuses a timestamp it cannot read', () => refused(sqliteSource((rows) => (rows.users[0]!.created_at = 'yesterday')), /^Nothing imported: users #7: created_at is not a date: "yesterday"\./));
 

@@ -13,6 +13,13 @@
 //   own format, which the service does not read; those users sign in again once.
 // - Tokens of other models (tokenable_type other than the user model) and of users that no longer
 //   exist are skipped and counted; a token whose hash or abilities are malformed stops the import.
+// - Columns Laravel apps drop or Laravel versions lack are optional (an app without email
+//   verification has no users.email_verified_at; Sanctum 2 has no expires_at). A missing one
+//   imports as empty and the result names it: nobody verified, no remember token, no abilities,
+//   never used, no expiry date of its own (SANCTUM_EXPIRATION still applies). A missing created_at
+//   becomes the time of the import (the true date is unknown; the import is when the row appeared
+//   here) and a missing updated_at the creation date, as a null one does. id, name, email and
+//   password (and a token's id, owner, name and digest) are required.
 import SQLite from 'better-sqlite3';
 import { sql, type Insertable } from 'kysely';
 import pg from 'pg';
@@ -22,11 +29,34 @@ import { digestBytes } from '../tokens/token-string.js';
 
 export class ImportError extends Error {}
 
-export type LaravelRows = { users: Record<string, unknown>[]; tokens: Record<string, unknown>[] };
-export type ImportResult = { users: number; tokens: number; skippedTokens: number };
+/** The rows read, and the optional columns each table lacked (as `table.column`). */
+export type LaravelRows = { users: Record<string, unknown>[]; tokens: Record<string, unknown>[]; missing?: string[] };
+export type ImportResult = { users: number; tokens: number; skippedTokens: number; missing: string[] };
 
-const USER_COLUMNS = 'id, name, email, email_verified_at, password, created_at, updated_at';
-const TOKEN_COLUMNS = 'id, tokenable_type, tokenable_id, name, token, abilities, last_used_at, expires_at, created_at, updated_at';
+type TableColumns = { table: 'users' | 'personal_access_tokens'; required: readonly string[]; optional: readonly string[] };
+// remember_token is looked for (to say it was missing) but never read: it is not carried over.
+const USERS: TableColumns = { table: 'users', required: ['id', 'name', 'email', 'password'], optional: ['email_verified_at', 'remember_token', 'created_at', 'updated_at'] };
+const TOKENS: TableColumns = {
+  table: 'personal_access_tokens',
+  required: ['id', 'tokenable_type', 'tokenable_id', 'name', 'token'],
+  optional: ['abilities', 'last_used_at', 'expires_at', 'created_at', 'updated_at'],
+};
+const NOT_READ = new Set(['remember_token']);
+
+/**
+ * The select of one table's columns, given the names the table has: a missing required column is
+ * an error naming it, a missing optional one is added to `missing` and left out.
+ */
+function selectFor(spec: TableColumns, present: string[], missing: string[]): string {
+  const has = new Set(present.map((name) => name.toLowerCase()));
+  const absent = spec.required.filter((column) => !has.has(column));
+  if (absent.length > 0) {
+    throw new ImportError(`The Laravel ${spec.table} table has no ${absent.join(', ')} column${absent.length === 1 ? '' : 's'}, which the import needs (${spec.required.join(', ')}).`);
+  }
+  const optional = spec.optional.filter((column) => has.has(column));
+  missing.push(...spec.optional.filter((column) => !has.has(column)).map((column) => `${spec.table}.${column}`));
+  return `select ${[...spec.required, ...optional.filter((column) => !NOT_READ.has(column))].map((column) => `"${column}"`).join(', ')} from ${spec.table} order by id`;
+}
 
 /** Reads the users and personal_access_tokens tables of a Laravel database (`sqlite:PATH` or `postgres://…`). */
 export async function readLaravelDatabase(url: string): Promise<LaravelRows> {
@@ -40,10 +70,13 @@ export async function readLaravelDatabase(url: string): Promise<LaravelRows> {
       throw new ImportError(`Cannot open the Laravel database ${path}: ${(error as Error).message}`);
     }
     try {
-      return {
-        users: await readTable('users', () => sqlite.prepare(`select ${USER_COLUMNS} from users order by id`).all() as Record<string, unknown>[]),
-        tokens: await readTable('personal_access_tokens', () => sqlite.prepare(`select ${TOKEN_COLUMNS} from personal_access_tokens order by id`).all() as Record<string, unknown>[]),
+      const missing: string[] = [];
+      const read = async (spec: TableColumns) => {
+        const columns = await readColumns(spec.table, () => sqlite.prepare(`select * from ${spec.table}`).columns().map((column) => column.name));
+        const query = selectFor(spec, columns, missing);
+        return readTable(spec.table, () => sqlite.prepare(query).all() as Record<string, unknown>[]);
       };
+      return { users: await read(USERS), tokens: await read(TOKENS), missing };
     } finally {
       sqlite.close();
     }
@@ -61,14 +94,29 @@ export async function readLaravelDatabase(url: string): Promise<LaravelRows> {
       throw new ImportError(`Cannot connect to the Laravel database: ${(error as Error).message}`);
     }
     try {
-      const users = await readTable('users', () => client.query(`select ${USER_COLUMNS} from users order by id`));
-      const tokens = await readTable('personal_access_tokens', () => client.query(`select ${TOKEN_COLUMNS} from personal_access_tokens order by id`));
-      return { users, tokens };
+      const missing: string[] = [];
+      const read = async (spec: TableColumns) => {
+        const columns = await readColumns(spec.table, async () => (await client.query(`select * from ${spec.table} where false`)).fields.map((field) => field.name));
+        const query = selectFor(spec, columns, missing);
+        return readTable(spec.table, () => client.query(query));
+      };
+      const users = await read(USERS);
+      const tokens = await read(TOKENS);
+      return { users, tokens, missing };
     } finally {
       await client.end();
     }
   }
   throw new ImportError('--from must be a sqlite:PATH or postgres:// URL (a MySQL database can be copied to SQLite or PostgreSQL first).');
+}
+
+/** The column names of one table, as the unqualified name resolves (SQLite file, search path). */
+async function readColumns(table: string, read: () => string[] | Promise<string[]>): Promise<string[]> {
+  try {
+    return await read();
+  } catch (error) {
+    throw new ImportError(`The Laravel database has no readable ${table} table: ${(error as Error).message}`);
+  }
 }
 
 /** Runs one table's read; any failure (no such table, a column missing) says which table. */
@@ -118,11 +166,15 @@ function abilities(value: unknown, where: string): string {
 
 /** Writes the Laravel rows into `db` (empty of users and tokens), in one transaction. */
 export async function importLaravelRows(db: Db, rows: LaravelRows, userModel = 'App\\Models\\User'): Promise<ImportResult> {
+  // A created_at that is null, or whose column is missing, becomes the time of the import (one
+  // time for every row): the true date is unknown, and the import is when the row appeared here.
+  // A missing updated_at is the creation date.
+  const importedAt = new Date().toISOString();
   const users = rows.users.map((row, index) => {
     const id = Number(row.id);
     const where = `users #${Number.isInteger(id) ? id : `row ${index + 1}`}`;
     if (!Number.isInteger(id) || id < 1) throw new ImportError(`${where}: id must be a positive whole number.`);
-    const createdAt = laravelTimestamp(row.created_at, `${where}: created_at`) ?? new Date().toISOString();
+    const createdAt = laravelTimestamp(row.created_at, `${where}: created_at`) ?? importedAt;
     return {
       id,
       name: requiredText(row.name, `${where}: name`),
@@ -156,7 +208,7 @@ export async function importLaravelRows(db: Db, rows: LaravelRows, userModel = '
     if (!Number.isInteger(id) || id < 1) throw new ImportError(`${where}: id must be a positive whole number.`);
     // The exact form the token check reads (digestBytes): anything else would match no secret.
     if (typeof row.token !== 'string' || digestBytes(row.token).length === 0) throw new ImportError(`${where}: token must be the 64 hex characters of a SHA-256 digest.`);
-    const createdAt = laravelTimestamp(row.created_at, `${where}: created_at`) ?? new Date().toISOString();
+    const createdAt = laravelTimestamp(row.created_at, `${where}: created_at`) ?? importedAt;
     tokens.push({
       id,
       user_id: Number(row.tokenable_id),
@@ -186,6 +238,6 @@ export async function importLaravelRows(db: Db, rows: LaravelRows, userModel = '
       }
     }
   });
-  return { users: users.length, tokens: tokens.length, skippedTokens };
+  return { users: users.length, tokens: tokens.length, skippedTokens, missing: rows.missing ?? [] };
 }
 
