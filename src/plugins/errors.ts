@@ -98,6 +98,13 @@ function apiLocale(request: FastifyRequest): string {
   return localeOf(request, 'en');
 }
 
+/** Marks an API error as depending on the language asked for, so a shared cache (a 404 may be kept) never serves one language's to another. */
+function varyOnLanguage(reply: FastifyReply): void {
+  const current = reply.getHeader('vary');
+  const listed = current === undefined ? [] : String(current).split(',').map((name) => name.trim()).filter((name) => name !== '');
+  if (!listed.some((name) => name === '*' || name.toLowerCase() === 'accept-language')) void reply.header('vary', [...listed, 'Accept-Language'].join(', '));
+}
+
 /**
  * Fastify's own early failures (a URL whose percent-encoding does not decode, a path parameter
  * over its length limit), which skip the error handler: answered with the envelope under /api
@@ -107,6 +114,7 @@ function apiLocale(request: FastifyRequest): string {
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const api = isApiRequest(request);
   const { status, body } = describeError(error, request.log, api ? apiLocale(request) : 'en');
+  if (api) varyOnLanguage(reply);
   if (api || wantsJson(request)) void reply.code(status).send(body);
   else void reply.code(status).type('text/plain; charset=utf-8').send(body.message);
 }
@@ -170,7 +178,10 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     const allowed = allowedFor(request.url);
     const status = allowed.length > 0 ? 405 : 404;
     if (status === 405) void reply.header('allow', allowed.join(', '));
-    if (isApiRequest(request)) return reply.code(status).send({ message: sentence(apiLocale(request), GENERIC[status]!), errors: {} } satisfies ErrorBody);
+    if (isApiRequest(request)) {
+      varyOnLanguage(reply);
+      return reply.code(status).send({ message: sentence(apiLocale(request), GENERIC[status]!), errors: {} } satisfies ErrorBody);
+    }
     return app.renderErrorPage(request, reply, status, { message: GENERIC[status]!, errors: {} });
   });
 
@@ -179,7 +190,10 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     const { status, body, headers } = describeError(error, request.log, api ? apiLocale(request) : 'en');
     if (status >= 500) request.log.error({ err: error, path: request.routeOptions.url }, 'request failed');
     void reply.headers(headers);
-    if (api) return reply.code(status).send(body);
+    if (api) {
+      varyOnLanguage(reply);
+      return reply.code(status).send(body);
+    }
     return app.renderErrorPage(request, reply, status, body);
   });
 });

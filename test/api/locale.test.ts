@@ -28,7 +28,7 @@ describe('API messages in the visitor’s language', () => {
   const call = async (options: InjectOptions, headers: Record<string, string> = {}) => {
     ip += 1;
     const response = await t.app.inject({ ...options, headers: { accept: 'application/json', ...options.headers, ...headers }, remoteAddress: `10.18.0.${ip}` });
-    return { status: response.statusCode, body: response.json() as Envelope };
+    return { status: response.statusCode, body: response.json() as Envelope, vary: String(response.headers.vary ?? '') };
   };
 
   const cases: { name: string; request: () => InjectOptions; status: number; en: Envelope; fr: Envelope }[] = [
@@ -107,6 +107,8 @@ describe('API messages in the visitor’s language', () => {
       assert.deepEqual(french.body, test.fr);
       assert.deepEqual(Object.keys(french.body), ['message', 'errors']);
       assert.deepEqual(Object.keys(french.body.errors), Object.keys(none.body.errors), 'the same fields');
+      // A shared cache may keep an error (a 404): it must not serve one language's to another.
+      for (const answer of [none, french]) assert.match(answer.vary, /(^|, )Accept-Language($|,)/);
     });
   }
 
