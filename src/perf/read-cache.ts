@@ -86,14 +86,22 @@ export class PostgresChanges {
         const query = this.pool
           .query<[string]>({ name: 'data_version', text: 'select n from data_version where id = 1', rowMode: 'array' })
           .then((result) => Number(result.rows[0]?.[0]));
-        const sent = query.then(resolve, reject);
-        this.out = sent;
-        void sent.then(() => {
-          if (this.out === sent) this.out = null;
-        });
+        this.out = query;
+        const done = () => {
+          if (this.out === query) this.out = null;
+        };
+        query.then(resolve, reject);
+        void query.then(done, done);
       };
       if (this.out === null) setImmediate(send);
-      else void this.out.then(send);
+      // When the query already out fails (a database that stopped answering: its query_timeout),
+      // the requests waiting for the next one fail with it instead of each sending another and
+      // waiting as long again, so every request still ends within one query timeout.
+      else
+        void this.out.then(send, (error: unknown) => {
+          this.next = null;
+          reject(error);
+        });
     });
     return this.next;
   }
