@@ -27,7 +27,14 @@ const SLOWEST_FIRST = [
   'test/browser/accounts.test.ts', // 13 s
   'test/faults/startup-failures.test.ts', // 13 s (2026-11-24): a server process per failure
   'test/load/api-mix.test.ts', // 11 s
+  'test/security/prototype-keys.test.ts', // 18 s in a full run (2026-11-24, more forms)
+  'test/browser/passkeys.test.ts', // 13 s (2026-11-24)
+  'test/cli/audit.test.ts', // 12 s (2026-11-24): a CLI process per command
   'test/browser/api-tokens.test.ts', // 9 s
+  'test/browser/two-factor.test.ts', // 10 s (2026-11-24)
+  'test/browser/security-sessions.test.ts', // 2026-11-24
+  'test/browser/email-change.test.ts', // 2026-11-24
+  'test/browser/two-factor-challenge.test.ts', // 2026-11-24
   'test/fuzz/forms.test.ts', // 7 s
 ];
 const rank = (file) => {
