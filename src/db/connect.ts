@@ -102,6 +102,10 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
   // An idle client that loses its server emits 'error' on the pool; without a listener that
   // would crash the process. The next query gets a fresh connection.
   pool.on('error', () => {});
+  // A client checked out of the pool (a transaction between two statements, a deferred write
+  // after an answer) that loses its server emits 'error' on itself, not on the pool: without a
+  // listener that crashes the process too. Its query fails as usual; the pool drops the client.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { kysely, dialect: 'postgres', sqlite: null, commits: null, pool, changes: new PostgresChanges(pool), close: () => kysely.destroy() };
 }
