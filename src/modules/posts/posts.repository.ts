@@ -139,6 +139,20 @@ export function findPostBySlug(db: Q, slug: string): Promise<PostWithAuthor | un
     .executeTakeFirst();
 }
 
+/** The published posts with this slug whose time has come (one per locale at most), oldest first. */
+export function findPublishedBySlug(db: Q, slug: string, now: string): Promise<PostWithAuthor[]> {
+  return db
+    .selectFrom('posts')
+    .leftJoin('users', 'users.id', 'posts.author_id')
+    .selectAll('posts')
+    .select('users.name as author_name')
+    .where('posts.slug', '=', slug)
+    .where('posts.status', '=', 'published')
+    .where('posts.published_at', '<=', now)
+    .orderBy('posts.id')
+    .execute();
+}
+
 export async function slugTaken(db: Q, slug: string, exceptId?: number): Promise<boolean> {
   let query = db.selectFrom('posts').select('id').where('slug', '=', slug);
   if (exceptId !== undefined) query = query.where('id', '!=', exceptId);

@@ -12,6 +12,7 @@ import {
   countPosts,
   deletePost,
   findPostBySlug,
+  findPublishedBySlug,
   insertPost,
   listPosts,
   slugTaken,
@@ -70,11 +71,22 @@ export class PostService {
     return page(filter, items, total);
   }
 
-  /** A post that the public may read: published, and its publication time has come. */
-  async findPublished(slug: string): Promise<PostWithAuthor | undefined> {
-    const post = await findPostBySlug(this.db.kysely, slug);
-    if (post === undefined || post.status !== 'published' || post.published_at === null) return undefined;
-    return Date.parse(post.published_at) <= Date.now() ? post : undefined;
+  /**
+   * A post that the public may read (published, and its publication time has come) with this
+   * slug: the one in the first of `preferred` locales that has one, else the oldest.
+   */
+  async findPublished(slug: string, preferred: readonly string[] = []): Promise<PostWithAuthor | undefined> {
+    const posts = await findPublishedBySlug(this.db.kysely, slug, new Date().toISOString());
+    for (const locale of preferred) {
+      const post = posts.find((candidate) => candidate.locale === locale);
+      if (post !== undefined) return post;
+    }
+    return posts[0];
+  }
+
+  /** The locales in which a post with this slug can be read now (its translations and itself). */
+  async publishedLocales(slug: string): Promise<string[]> {
+    return (await findPublishedBySlug(this.db.kysely, slug, new Date().toISOString())).map((post) => post.locale);
   }
 
   findAny(slug: string): Promise<PostWithAuthor | undefined> {
