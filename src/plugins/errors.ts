@@ -176,7 +176,10 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
 
   app.setNotFoundHandler((request, reply) => {
     const allowed = allowedFor(request.url);
-    const status = allowed.length > 0 ? 405 : 404;
+    // A route of this very method that found nothing (a missing file under /assets, a handler
+    // calling callNotFound) is a 404: the method is allowed, the thing is not there.
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    const status = allowed.length > 0 && !allowed.includes(method) ? 405 : 404;
     if (status === 405) void reply.header('allow', allowed.join(', '));
     if (isApiRequest(request)) {
       varyOnLanguage(reply);

@@ -121,9 +121,11 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
     }
   };
   // Every route that may render a page reads them before its handler, which may already pick a
-  // language (localeOf) for a title or a message; the API, its documentation and /up pay nothing.
+  // language (localeOf) for a title or a message; the API, its documentation, /up and the static
+  // files (/assets, /vendor: a query each on PostgreSQL, for a file that never shows them) pay
+  // nothing. A 404 under them still gets its page: renderErrorPage reads them when missing.
   app.addHook('onRoute', (route) => {
-    if (/^\/(api|docs|up)(\/|$)/.test(route.url)) return;
+    if (/^\/(api|docs|up|assets|vendor)(\/|$)/.test(route.url)) return;
     const existing = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
     route.preHandler = [async (request: FastifyRequest) => void (await siteFor(request)), ...existing];
   });

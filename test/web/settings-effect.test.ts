@@ -82,6 +82,26 @@ describe('settings on the pages', () => {
     assert.equal(response.statusCode, 404);
     assert.equal(brandOf(response.body), 'Erreur Site');
   });
+
+  it('reads the settings for a page, never for a static file (a query each on PostgreSQL)', async () => {
+    const settings = t.app.services.settings;
+    const read = settings.site.bind(settings);
+    let reads = 0;
+    settings.site = () => {
+      reads += 1;
+      return read();
+    };
+    for (const url of ['/assets/app.css', '/vendor/simplewebauthn-browser.js']) {
+      assert.equal((await t.app.inject({ url })).statusCode, 200, url);
+    }
+    assert.equal(reads, 0);
+    assert.equal((await page(t.app)).statusCode, 200);
+    assert.equal(reads, 1);
+    // A missing file still gets the site's 404 page, in its name.
+    const missing = await t.app.inject({ url: '/assets/nothing-here.css' });
+    assert.equal(missing.statusCode, 404);
+    assert.equal(brandOf(missing.body), 'Tessera');
+  });
 });
 
 describe('settings across two instances on one database', () => {
