@@ -8,6 +8,7 @@ import { parsePanelTime } from './panel-time.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { MaybePromise } from '../shared/maybe-promise.js';
 import { slugify } from './slug.js';
+import { publishedNeighbours, type Neighbours } from './posts.neighbours.js';
 import {
   countPosts,
   deletePost,
@@ -87,6 +88,11 @@ export class PostService {
   /** The locales in which a post with this slug can be read now (its translations and itself). */
   async publishedLocales(slug: string): Promise<string[]> {
     return (await findPublishedBySlug(this.db.kysely, slug, new Date().toISOString())).map((post) => post.locale);
+  }
+
+  /** The published posts just older and just newer than `post` in its locale (the blog's previous/next). */
+  neighbours(post: Pick<Post, 'id' | 'locale' | 'published_at'>): Promise<Neighbours> {
+    return publishedNeighbours(this.db.kysely, post, new Date().toISOString());
   }
 
   findAny(slug: string): Promise<PostWithAuthor | undefined> {
