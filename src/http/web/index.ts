@@ -19,6 +19,7 @@ import { twoFactorRoutes } from './two-factor.js';
 import { browserSessionRoutes } from './browser-sessions.js';
 import { accountDeleteRoutes } from './account-delete.js';
 import { emailChangeRoutes } from './email-change.js';
+import { faviconRoutes } from './favicon.js';
 
 export async function webRoutes(app: FastifyInstance): Promise<void> {
   // Filled by the route files below (addSecuritySection), read by GET /security.
@@ -54,6 +55,7 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
   await app.register(accountDeleteRoutes);
   await app.register(emailChangeRoutes);
   await app.register(passkeyRoutes);
+  await app.register(faviconRoutes);
 
   // Deliveries still under way finish before the process ends; then the transport closes.
   app.addHook('onClose', async () => {
