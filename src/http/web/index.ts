@@ -19,13 +19,15 @@ import { twoFactorRoutes } from './two-factor.js';
 import { browserSessionRoutes } from './browser-sessions.js';
 import { accountDeleteRoutes } from './account-delete.js';
 import { emailChangeRoutes } from './email-change.js';
+import { blogRoutes } from './blog.js';
 import { faviconRoutes } from './favicon.js';
 
 export async function webRoutes(app: FastifyInstance): Promise<void> {
   // Filled by the route files below (addSecuritySection), read by GET /security.
   app.decorate<SecuritySection[]>('securitySections', []);
   app.decorate<ConfirmExtra[]>('confirmExtras', []);
-  app.get('/', { config: { auth: 'public' } }, async (_request, reply) => reply.page('home'));
+  // The home page and the blog: the newest posts of the visitor's language (blog.ts).
+  await app.register(blogRoutes);
 
   app.get<{ Params: { locale: string } }>('/locale/:locale', { config: { auth: 'public' } }, async (request, reply) => {
     const { locale } = request.params;

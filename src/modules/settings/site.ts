@@ -1,5 +1,6 @@
 // The settings a reader sees the effect of: the site's name (page titles, the header), its
-// description, its default language and the languages it offers. Read from the settings table
+// description, its default language, the languages it offers and how many posts a page of the
+// blog shows. Read from the settings table
 // whether public or not (the public flag says what GET /api/settings shows, not what applies);
 // a missing or unusable value falls back to the configuration (APP_NAME, APP_LOCALE).
 //
@@ -10,7 +11,12 @@
 // language switch offers only these, and a visitor is never shown another.
 import { LOCALES, isLocale, type Locale } from '../i18n/translator.js';
 
-export const SITE_KEYS = ['site_name', 'site_description', 'default_locale', 'locales'] as const;
+export const SITE_KEYS = ['site_name', 'site_description', 'default_locale', 'locales', 'posts_per_page'] as const;
+
+/** Posts on a page of the blog when `posts_per_page` is missing or unusable (the API's default too). */
+export const DEFAULT_POSTS_PER_PAGE = 15;
+/** The most a page of the blog shows (the API's per_page maximum). */
+export const MAX_POSTS_PER_PAGE = 100;
 
 export type SiteSettings = {
   name: string;
@@ -18,6 +24,8 @@ export type SiteSettings = {
   defaultLocale: Locale;
   interfaceLocales: readonly Locale[];
   contentLocales: readonly string[] | null;
+  /** Posts on a page of the blog (/blog, the home page), 1..100. */
+  postsPerPage: number;
 };
 
 /** What applies before any setting exists. */
@@ -42,6 +50,15 @@ export function normalLocale(value: unknown): string | null {
     .join('-');
 }
 
+/**
+ * `posts_per_page` as an integer of 1..100: a JSON number, or digits typed as text in the panel
+ * ("10" and 10 mean the same to an editor); anything else is unusable (null).
+ */
+function postsPerPage(value: unknown): number | null {
+  const number = typeof value === 'string' && /^\s*\d{1,3}\s*$/.test(value) ? Number(value) : value;
+  return typeof number === 'number' && Number.isInteger(number) && number >= 1 && number <= MAX_POSTS_PER_PAGE ? number : null;
+}
+
 function text(value: unknown): string | null {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
 }
@@ -60,5 +77,6 @@ export function siteSettings(values: Readonly<Record<string, unknown>>, defaults
     defaultLocale,
     interfaceLocales: content === null ? LOCALES : LOCALES.filter((code) => content.includes(code)),
     contentLocales: content,
+    postsPerPage: postsPerPage(values.posts_per_page) ?? DEFAULT_POSTS_PER_PAGE,
   };
 }
