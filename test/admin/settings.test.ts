@@ -25,8 +25,8 @@ describe('/admin/settings', () => {
     await t.app.services.settings.put('smtp_note', 'internal only', false);
     const response = await client.get('/admin/settings');
     assert.equal(response.statusCode, 200);
-    assert.match(response.body, /<code>site_name<\/code>/);
-    assert.match(response.body, /<code>smtp_note<\/code><\/a><\/td>\s*<td class="value-cell"><code>internal only<\/code>/);
+    assert.match(response.body, /<code class="setting-key">site_<wbr>name<\/code>/);
+    assert.match(response.body, /<code class="setting-key">smtp_<wbr>note<\/code><\/a><\/td>\s*<td class="value-cell" data-label="Value"><code>internal only<\/code>/);
     assert.match(response.body, /<code>\[&quot;en&quot;,&quot;fr&quot;\]<\/code>/);
   });
 

@@ -7,7 +7,7 @@ import type { WebClient } from '../support/client.js';
 import { auditRows, decode, fieldError, signedInAdmin, type Admin } from './support.js';
 
 /** The emails in the table of a users page, in order. */
-const emailsOf = (html: string): string[] => [...html.matchAll(/<td>([^<]+@[^<]+)<\/td>/g)].map((match) => decode(match[1] ?? ''));
+const emailsOf = (html: string): string[] => [...html.matchAll(/<td data-label="Email">([^<]+@[^<]+)<\/td>/g)].map((match) => decode(match[1] ?? ''));
 
 describe('/admin/users table', () => {
   let t: TestApp;
