@@ -12,6 +12,7 @@ import * as postCountsTable from './migrations/2026_11_22_700001_create_post_cou
 import * as sessionsCreatedAt from './migrations/2026_11_23_000001_add_created_at_to_sessions.js';
 import * as dataVersion from './migrations/2026_11_24_000001_create_data_version.js';
 import * as accountSecurity from './migrations/2026_11_25_000001_add_account_security.js';
+import * as postsSlugPerLocale from './migrations/2026_11_26_000001_posts_slug_unique_per_locale.js';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000001_create_core_tables': coreTables,
@@ -24,6 +25,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_23_000001_add_created_at_to_sessions': sessionsCreatedAt,
   '2026_11_24_000001_create_data_version': dataVersion,
   '2026_11_25_000001_add_account_security': accountSecurity,
+  '2026_11_26_000001_posts_slug_unique_per_locale': postsSlugPerLocale,
 };
 
 // Kysely finds its own tables by listing every table of the database (pg_get_serial_sequence and
