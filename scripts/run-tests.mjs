@@ -35,6 +35,7 @@ const SLOWEST_FIRST = [
   'test/browser/security-sessions.test.ts', // 2026-11-24
   'test/browser/email-change.test.ts', // 2026-11-24
   'test/browser/two-factor-challenge.test.ts', // 2026-11-24
+  'test/browser/dev-mail.test.ts', // 2026-11-24: about 10 s
   'test/fuzz/forms.test.ts', // 7 s
 ];
 const rank = (file) => {

@@ -1,6 +1,7 @@
 // The mail module: SMTP delivery (with credentials) to a real server on loopback, the log
-// mailer (whole message to <data>/mail, only recipient and subject in the log line), the text
-// and HTML parts, and failures that are logged without the body.
+// mailer (whole message to <data>/mail with its decoded parts beside it; in production only
+// recipient and subject in the log line), the text and HTML parts, the site's name (the
+// site_name setting) in every mail, and failures that are logged without the body.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,11 +9,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import { t } from '../../src/modules/i18n/translator.js';
 import { MailService, composeMail } from '../../src/modules/mail/mail.service.js';
-import { LogMailer, SmtpMailer, type MailLogger } from '../../src/modules/mail/mailer.js';
-import { TEST_APP_KEY, createTestDatabase, createUser, testConfig } from '../helpers.js';
+import { LogMailer, SmtpMailer, type MailLogger, type OutgoingMail } from '../../src/modules/mail/mailer.js';
+import { TEST_APP_KEY, createTestDatabase, createUser, testConfig, type TestApp } from '../helpers.js';
 import { WebClient } from '../support/client.js';
 import { startMailServer, type MailServer } from './mail-server.js';
+import { appWithMail, closeAppWithMail } from './support.js';
 
 const URL_WITH_QUERY = 'https://app.example/reset-password/tok3n?email=a%2Bb%40example.com&x=1';
 
@@ -121,28 +124,43 @@ describe('LogMailer', () => {
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
-  it('writes the whole message to a .eml file and logs only its recipient and subject', async () => {
+  it('writes the whole message to a .eml file, its decoded parts beside it, and logs only its recipient and subject', async () => {
     const { lines, logger } = captureLogger();
     const mailer = new LogMailer(testConfig().mail, join(dir, 'mail'), logger);
     await mailer.send(composeMail('log@example.com', 'en', 'Tessera', notification));
-    const files = await readdir(join(dir, 'mail'));
-    assert.equal(files.length, 1);
-    assert.match(files[0]!, /\.eml$/);
-    const eml = await readFile(join(dir, 'mail', files[0]!), 'utf8');
+    const files = (await readdir(join(dir, 'mail'))).sort();
+    assert.equal(files.length, 2);
+    const [emlFile, decodedFile] = files;
+    assert.match(emlFile!, /\.eml$/);
+    assert.equal(decodedFile, emlFile!.replace(/\.eml$/, '.json'));
+    const eml = await readFile(join(dir, 'mail', emlFile!), 'utf8');
     assert.match(eml, /^To: log@example\.com$/m);
     assert.ok(eml.replace(/=\r?\n/g, '').includes('tok3n'), 'the file holds the link');
+    const decoded = JSON.parse(await readFile(join(dir, 'mail', decodedFile!), 'utf8')) as Record<string, unknown>;
+    assert.equal(decoded.to, 'log@example.com');
+    assert.equal(decoded.subject, 'Reset Password Notification');
+    assert.deepEqual(decoded.links, [URL_WITH_QUERY]);
+    assert.ok(String(decoded.text).includes(`\n${URL_WITH_QUERY}\n`), 'the text part, on one line');
     assert.equal(lines.length, 1);
     assert.deepEqual(lines[0]?.details, { to: 'log@example.com', subject: 'Reset Password Notification' });
     assert.ok(!JSON.stringify(lines).includes('tok3n'));
   });
+
+  it('outside production, also logs the first link of the text part, whole', async () => {
+    const { lines, logger } = captureLogger();
+    const mailer = new LogMailer(testConfig().mail, join(dir, 'dev-mail'), logger, { development: true });
+    await mailer.send(composeMail('dev@example.com', 'en', 'Tessera', notification));
+    assert.deepEqual(lines[0]?.details, { to: 'dev@example.com', subject: 'Reset Password Notification', link: URL_WITH_QUERY });
+  });
 });
 
 describe('MAIL_MAILER=log in the app', () => {
-  it('writes the reset mail under DATA_DIR/mail, and no log line carries the link', async () => {
+  it('writes the reset mail under DATA_DIR/mail, and in production no log line carries the link', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tessera-data-'));
     const database = await createTestDatabase();
     const lines: string[] = [];
-    const app = await buildApp(testConfig({ MAIL_MAILER: 'log', DATA_DIR: dir, LOG_LEVEL: 'info' }), { db: database.db, loggerStream: { write: (line) => void lines.push(line) } });
+    const config = testConfig({ NODE_ENV: 'production', MAIL_MAILER: 'log', DATA_DIR: dir, LOG_LEVEL: 'info' });
+    const app = await buildApp(config, { db: database.db, loggerStream: { write: (line) => void lines.push(line) } });
     await app.ready();
     try {
       const user = await createUser(app, { email: 'dev@example.com' });
@@ -150,7 +168,7 @@ describe('MAIL_MAILER=log in the app', () => {
       await client.get('/forgot-password');
       assert.equal((await client.post('/forgot-password', { email: user.email })).statusCode, 303);
       await app.services.mail.settled();
-      const [file] = await readdir(join(dir, 'mail'));
+      const file = (await readdir(join(dir, 'mail'))).find((name) => name.endsWith('.eml'));
       const eml = (await readFile(join(dir, 'mail', file!), 'utf8')).replace(/=\r?\n/g, '');
       const token = /reset-password\/([A-Za-z0-9_-]+)/.exec(eml)?.[1];
       assert.ok(token, 'the .eml holds the reset link');
@@ -186,5 +204,60 @@ describe('an injected mailer', () => {
       await app.close();
       await database.drop();
     }
+  });
+});
+
+describe('the site name in mails', () => {
+  let running: TestApp | undefined;
+  let server: MailServer | undefined;
+  before(async () => {
+    ({ t: running, mail: server } = await appWithMail({ APP_NAME: 'Tessera', MAIL_FROM_NAME: 'Tessera Mailer' }));
+  });
+  after(() => closeAppWithMail(running, server));
+
+  const resetMailTo = async (email: string) => {
+    await createUser(running!.app, { email });
+    await new WebClient(running!.app).submit('/forgot-password', '/forgot-password', { email });
+    await running!.app.services.mail.settled();
+    const [message] = server!.to(email);
+    assert.ok(message, `a reset mail to ${email}`);
+    return message;
+  };
+
+  it('signs with APP_NAME while no site_name is set', async () => {
+    const message = await resetMailTo('before@example.com');
+    assert.match(message.text, /Regards,\r?\nTessera\s*$/);
+  });
+
+  it('signs with the site_name setting (header and salutation), escaped in the HTML part; the From name stays MAIL_FROM_NAME', async () => {
+    await running!.app.services.settings.put('site_name', 'Ada & <Lovelace> Notes', true);
+    const message = await resetMailTo('after@example.com');
+    assert.equal(message.subject, t('en', 'mail.reset.subject'));
+    assert.match(message.text, /Regards,\r?\nAda & <Lovelace> Notes\s*$/);
+    assert.ok(!message.text.includes('Tessera'), message.text);
+    assert.match(message.html, /font-weight:700;text-align:center;">Ada &amp; &lt;Lovelace&gt; Notes<\/td>/);
+    assert.match(message.html, /Regards,\r?\nAda &amp; &lt;Lovelace&gt; Notes<\/p>/);
+    assert.ok(!message.html.includes('Tessera'), 'no APP_NAME left in the HTML part');
+    assert.match(message.raw, /^From: Tessera Mailer <hello@example\.com>/m);
+  });
+});
+
+describe('MailService.notify', () => {
+  it('signs with the configured defaults when the site settings cannot be read, and says so in the log', async () => {
+    const { lines, logger } = captureLogger();
+    const sent: OutgoingMail[] = [];
+    const settings = {
+      site: () => Promise.reject(new Error('database unreachable')),
+      siteDefaults: () => ({ name: 'Fallback Name' }),
+    };
+    const service = new MailService({ send: async (mail) => void sent.push(mail), close: () => undefined }, logger, settings);
+    service.notify('someone@example.com', 'en', notification);
+    await service.settled();
+    assert.equal(sent.length, 1);
+    assert.match(sent[0]!.text, /Regards,\nFallback Name\s*$/);
+    assert.deepEqual(
+      lines.map((line) => [line.level, line.message]),
+      [['error', 'site settings unreadable for a mail']],
+    );
   });
 });

@@ -7,7 +7,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import type { User } from '../../db/types.js';
 import { t } from '../i18n/translator.js';
-import { composeMail, type MailService } from '../mail/mail.service.js';
+import type { MailService } from '../mail/mail.service.js';
 
 export type SignInChannel = 'site' | 'panel' | 'api';
 
@@ -25,7 +25,7 @@ export class NewDeviceService {
   constructor(
     private readonly db: Db,
     private readonly mail: MailService,
-    private readonly config: Pick<Config, 'appUrl' | 'appName' | 'newDeviceAlerts'>,
+    private readonly config: Pick<Config, 'appUrl' | 'newDeviceAlerts'>,
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -56,15 +56,15 @@ export class NewDeviceService {
       .onConflict((conflict) => conflict.columns(['user_id', 'fingerprint']).doNothing())
       .executeTakeFirst();
     if (first || Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0 || !this.config.newDeviceAlerts) return false;
-    this.mail.dispatch(this.alert(user, notice, at));
+    this.alert(user, notice, at);
     return true;
   }
 
-  private alert(user: Pick<User, 'email' | 'locale'>, notice: SignInNotice, at: Date) {
+  private alert(user: Pick<User, 'email' | 'locale'>, notice: SignInNotice, at: Date): void {
     const lang = user.locale ?? notice.locale;
     // The time as the reader writes it, in UTC (the service knows no reader's time zone) and saying so.
     const time = new Intl.DateTimeFormat(lang, { dateStyle: 'full', timeStyle: 'long', timeZone: 'UTC' }).format(at);
-    return composeMail(user.email, lang, this.config.appName, {
+    this.mail.notify(user.email, lang, {
       subject: t(lang, 'account_mail.new_device.subject'),
       intro: [
         t(lang, `account_mail.new_device.intro.${notice.channel}`),

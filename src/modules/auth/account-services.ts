@@ -5,7 +5,7 @@ import type { Db } from '../../db/connect.js';
 import type { AuditService } from '../audit/audit.service.js';
 import { NewDeviceService } from '../alerts/new-device.service.js';
 import { EmailChangeService } from '../email-change/email-change.service.js';
-import { MailService } from '../mail/mail.service.js';
+import { MailService, type SiteSource } from '../mail/mail.service.js';
 import { createMailer, type MailLogger, type Mailer } from '../mail/mailer.js';
 import { PasswordResetService } from '../password-reset/password-reset.service.js';
 import type { Redis } from 'ioredis';
@@ -71,11 +71,19 @@ function throttleStoreFor(db: Db, config: Config, redis: Redis | null, logger: T
   return new MemoryThrottleStore();
 }
 
-type Core = { users: UserService; tokens: TokenService; sessions: { destroyForUser(userId: number): Promise<void> }; audit: AuditService };
+type Core = {
+  users: UserService;
+  tokens: TokenService;
+  sessions: { destroyForUser(userId: number): Promise<void> };
+  audit: AuditService;
+  /** The site settings: mails sign with the site's name. */
+  settings: SiteSource;
+};
 
 export function createAccountServices(db: Db, config: Config, core: Core, options: AccountServiceOptions = {}): AccountServices {
   const logger = options.logger ?? stderrLogger;
-  const mail = new MailService(options.mailer ?? createMailer(config.mail, config.dataDir, logger), logger);
+  const mailer = options.mailer ?? createMailer(config.mail, config.dataDir, logger, { development: config.env !== 'production' });
+  const mail = new MailService(mailer, logger, core.settings);
   const redis = config.rateLimitStore === 'redis' ? createRedisClient(config.redisUrl) : null;
   const throttle = new Throttle(options.throttleStore ?? throttleStoreFor(db, config, redis, logger));
   const remember = new RememberService(db);

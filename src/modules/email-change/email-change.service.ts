@@ -8,7 +8,7 @@ import { writeTransaction, type Db } from '../../db/connect.js';
 import type { Selectable } from 'kysely';
 import type { EmailChangesTable, User } from '../../db/types.js';
 import { t } from '../i18n/translator.js';
-import { composeMail, type MailService } from '../mail/mail.service.js';
+import type { MailService } from '../mail/mail.service.js';
 import { invalid } from '../shared/errors.js';
 import { digestBytes, hashSecret, randomAlphanumeric, sameDigest, secretDigest } from '../tokens/token-string.js';
 import { TAKEN_EMAIL } from '../users/users.service.js';
@@ -33,7 +33,7 @@ export class EmailChangeService {
   constructor(
     private readonly db: Db,
     private readonly mail: MailService,
-    private readonly config: Pick<Config, 'appUrl' | 'appName'>,
+    private readonly config: Pick<Config, 'appUrl'>,
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -74,22 +74,18 @@ export class EmailChangeService {
     });
     const lang = user.locale ?? locale;
     const base = this.config.appUrl;
-    this.mail.dispatch(
-      composeMail(newEmail, lang, this.config.appName, {
-        subject: t(lang, 'account_mail.email_change.confirm.subject'),
-        intro: [t(lang, 'account_mail.email_change.confirm.intro', { email: newEmail })],
-        action: { text: t(lang, 'account_mail.email_change.confirm.action'), url: `${base}/email/change/${id}/${token}` },
-        outro: [t(lang, 'account_mail.email_change.expire', { count: EMAIL_CHANGE_MINUTES }), t(lang, 'account_mail.email_change.confirm.ignore')],
-      }),
-    );
-    this.mail.dispatch(
-      composeMail(user.email, lang, this.config.appName, {
-        subject: t(lang, 'account_mail.email_change.notice.subject'),
-        intro: [t(lang, 'account_mail.email_change.notice.intro', { email: newEmail }), t(lang, 'account_mail.email_change.notice.cancel')],
-        action: { text: t(lang, 'account_mail.email_change.notice.action'), url: `${base}/email/change/${id}/cancel/${cancelToken}` },
-        outro: [t(lang, 'account_mail.email_change.expire', { count: EMAIL_CHANGE_MINUTES }), t(lang, 'account_mail.email_change.notice.password')],
-      }),
-    );
+    this.mail.notify(newEmail, lang, {
+      subject: t(lang, 'account_mail.email_change.confirm.subject'),
+      intro: [t(lang, 'account_mail.email_change.confirm.intro', { email: newEmail })],
+      action: { text: t(lang, 'account_mail.email_change.confirm.action'), url: `${base}/email/change/${id}/${token}` },
+      outro: [t(lang, 'account_mail.email_change.expire', { count: EMAIL_CHANGE_MINUTES }), t(lang, 'account_mail.email_change.confirm.ignore')],
+    });
+    this.mail.notify(user.email, lang, {
+      subject: t(lang, 'account_mail.email_change.notice.subject'),
+      intro: [t(lang, 'account_mail.email_change.notice.intro', { email: newEmail }), t(lang, 'account_mail.email_change.notice.cancel')],
+      action: { text: t(lang, 'account_mail.email_change.notice.action'), url: `${base}/email/change/${id}/cancel/${cancelToken}` },
+      outro: [t(lang, 'account_mail.email_change.expire', { count: EMAIL_CHANGE_MINUTES }), t(lang, 'account_mail.email_change.notice.password')],
+    });
     return true;
   }
 

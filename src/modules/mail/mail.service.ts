@@ -4,7 +4,8 @@
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import { t } from '../i18n/translator.js';
-import type { MailLogger, Mailer, OutgoingMail } from './mailer.js';
+import type { MaybePromise } from '../shared/maybe-promise.js';
+import { LogMailer, type MailLogger, type Mailer, type OutgoingMail } from './mailer.js';
 
 /** A notification in Laravel's shape: lines, one action button, more lines. */
 export type Notification = {
@@ -37,31 +38,78 @@ export function composeMail(to: string, locale: string, appName: string, notific
   };
 }
 
+/**
+ * Where mails find the site's name (SettingsService): the `site_name` setting, APP_NAME before
+ * one exists, and the defaults when the settings cannot be read.
+ */
+export type SiteSource = { site(): MaybePromise<{ name: string }>; siteDefaults(): { name: string } };
+
+/** An error's message for a log line. */
+function reasonOf(error: unknown): string {
+  return typeof error === 'object' && error !== null && 'message' in error ? String(error.message) : String(error);
+}
+
+const NO_SETTINGS: SiteSource = { site: () => ({ name: 'Tessera' }), siteDefaults: () => ({ name: 'Tessera' }) };
+
 export class MailService {
   private readonly pending = new Set<Promise<void>>();
 
   constructor(
     private readonly mailer: Mailer,
     private readonly logger: MailLogger,
+    private readonly settings: SiteSource = NO_SETTINGS,
   ) {}
+
+  /** Where the log mailer writes its mails; null with any other transport. */
+  get mailDirectory(): string | null {
+    return this.mailer instanceof LogMailer ? this.mailer.directory : null;
+  }
 
   /**
    * Hands the mail to the mailer without waiting. A failure is logged with the recipient, the
    * subject and the transport's error code, never the body (it holds the link).
    */
   dispatch(mail: OutgoingMail): void {
-    const delivery: Promise<void> = this.mailer.send(mail).then(
+    this.track(this.deliver(mail));
+  }
+
+  /**
+   * Sends a notification to `to` in `locale`, signed with the site's name as it is when the
+   * mail is composed (in the background, like the delivery: reading the setting delays no answer).
+   */
+  notify(to: string, locale: string, notification: Notification): void {
+    // Settings that cannot be read still let the mail go, signed with APP_NAME.
+    const name = async () => {
+      try {
+        return (await this.settings.site()).name;
+      } catch (error) {
+        this.logger.error({ reason: reasonOf(error) }, 'site settings unreadable for a mail');
+        return this.settings.siteDefaults().name;
+      }
+    };
+    this.track(
+      name()
+        .then((site) => this.deliver(composeMail(to, locale, site, notification)))
+        .catch((error: unknown) => this.logger.error({ to, subject: notification.subject, reason: reasonOf(error) }, 'mail composition failed')),
+    );
+  }
+
+  private deliver(mail: OutgoingMail): Promise<void> {
+    return this.mailer.send(mail).then(
       () => undefined,
       (error: unknown) => {
-        const e = error as { code?: unknown; responseCode?: unknown; message?: unknown };
+        const e = error as { code?: unknown; responseCode?: unknown };
         this.logger.error(
-          { to: mail.to, subject: mail.subject, code: e.code, responseCode: e.responseCode, reason: String(e.message ?? error) },
+          { to: mail.to, subject: mail.subject, code: e.code, responseCode: e.responseCode, reason: reasonOf(error) },
           'mail delivery failed',
         );
       },
     );
-    this.pending.add(delivery);
-    void delivery.finally(() => this.pending.delete(delivery));
+  }
+
+  private track(task: Promise<void>): void {
+    this.pending.add(task);
+    void task.finally(() => this.pending.delete(task));
   }
 
   /**
@@ -71,9 +119,8 @@ export class MailService {
   defer(label: string, work: () => Promise<void>): void {
     const task: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
       .then(work)
-      .catch((error: unknown) => this.logger.error({ reason: String((error as { message?: unknown }).message ?? error) }, `${label} failed`));
-    this.pending.add(task);
-    void task.finally(() => this.pending.delete(task));
+      .catch((error: unknown) => this.logger.error({ reason: reasonOf(error) }, `${label} failed`));
+    this.track(task);
   }
 
   /** Resolves once every mail dispatched so far is delivered or has failed (shutdown, tests). */

@@ -1,11 +1,13 @@
 // The mail transports, chosen by MAIL_MAILER: `smtp` (nodemailer) or `log` (development: the
-// whole message is written to <data>/mail/*.eml, and the log line names only its recipient and
-// subject, since the body carries reset and verification links).
+// whole message is written to <data>/mail/*.eml with a decoded copy beside it for /_dev/mail,
+// and the log line names its recipient and subject; outside production also its first link).
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { MailConfig } from '../../config.js';
+import { linksIn } from './links.js';
+import { mailId, type StoredMail } from './mailbox.js';
 
 export type OutgoingMail = { to: string; subject: string; text: string; html: string };
 
@@ -56,13 +58,20 @@ export class SmtpMailer implements Mailer {
   }
 }
 
+export type LogMailerOptions = {
+  /** Not production (NODE_ENV): the log line also carries the mail's first link. */
+  development: boolean;
+};
+
 export class LogMailer implements Mailer {
   private readonly transport: Transport;
 
   constructor(
     private readonly config: MailConfig,
-    private readonly directory: string,
+    /** Where the mails are written (<data>/mail); /_dev/mail reads them there. */
+    readonly directory: string,
     private readonly logger: MailLogger,
+    private readonly options: LogMailerOptions = { development: false },
   ) {
     this.transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   }
@@ -71,11 +80,21 @@ export class LogMailer implements Mailer {
     const info = await this.transport.sendMail({ from: from(this.config), ...mail });
     const message = (info as { message: Buffer | string }).message;
     await mkdir(this.directory, { recursive: true });
-    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    const file = join(this.directory, `${stamp}-${randomBytes(3).toString('hex')}.eml`);
-    await writeFile(file, message, { mode: 0o600 });
-    // Never the body: it holds the link, and a link is as good as the password it resets.
-    this.logger.info({ to: mail.to, subject: mail.subject }, 'mail written to the mail directory');
+    const now = new Date();
+    const id = mailId(now, randomBytes(3).toString('hex'));
+    const links = linksIn(mail.text);
+    // The .eml first: a mail is listed (from its .json) only once its whole message is there.
+    // The decoded copy holds what the .eml holds, on the same disk, with the same mode.
+    await writeFile(join(this.directory, `${id}.eml`), message, { mode: 0o600 });
+    const decoded: Omit<StoredMail, 'id'> = { to: mail.to, subject: mail.subject, date: now.toISOString(), text: mail.text, html: mail.html, links };
+    await writeFile(join(this.directory, `${id}.json`), `${JSON.stringify(decoded, null, 2)}\n`, { mode: 0o600 });
+    // In production never the body nor a link: a link is as good as the password it resets.
+    // Outside production (the issue asks for it) the first link goes in the line, so that a
+    // developer can follow a reset or verification mail from the terminal. This is the one
+    // exception to "no token in logs", and a narrow one: only with this file mailer, whose
+    // files already hold the same link in clear, on the same disk, for whoever reads the log.
+    const link = this.options.development ? links[0] : undefined;
+    this.logger.info({ to: mail.to, subject: mail.subject, ...(link === undefined ? {} : { link }) }, 'mail written to the mail directory');
   }
 
   close(): void {
@@ -84,6 +103,6 @@ export class LogMailer implements Mailer {
 }
 
 /** The mailer MAIL_MAILER names. */
-export function createMailer(config: MailConfig, dataDir: string, logger: MailLogger): Mailer {
-  return config.mailer === 'smtp' ? new SmtpMailer(config) : new LogMailer(config, join(dataDir, 'mail'), logger);
+export function createMailer(config: MailConfig, dataDir: string, logger: MailLogger, options?: LogMailerOptions): Mailer {
+  return config.mailer === 'smtp' ? new SmtpMailer(config) : new LogMailer(config, join(dataDir, 'mail'), logger, options);
 }

@@ -7,7 +7,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import type { User } from '../../db/types.js';
 import { t } from '../i18n/translator.js';
-import { composeMail, type MailService } from '../mail/mail.service.js';
+import type { MailService } from '../mail/mail.service.js';
 import { checkNewPassword } from '../passwords/policy.js';
 import { ValidationError } from '../shared/errors.js';
 import { digestBytes, hashSecret, sameDigest, secretDigest } from '../tokens/token-string.js';
@@ -29,7 +29,7 @@ export class PasswordResetService {
   constructor(
     private readonly db: Db,
     private readonly deps: ResetDeps,
-    private readonly config: Pick<Config, 'appUrl' | 'appName'>,
+    private readonly config: Pick<Config, 'appUrl'>,
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -58,7 +58,7 @@ export class PasswordResetService {
       .returning('email')
       .executeTakeFirst();
     if (written === undefined) return;
-    this.deps.mail.dispatch(this.mail(user, token, user.locale ?? locale));
+    this.sendLink(user, token, user.locale ?? locale);
   }
 
   /** The link in the mail: {APP_URL}/reset-password/{token}?email=… */
@@ -101,8 +101,8 @@ export class PasswordResetService {
     return Number(result.numDeletedRows);
   }
 
-  private mail(user: User, token: string, locale: string) {
-    return composeMail(user.email, locale, this.config.appName, {
+  private sendLink(user: User, token: string, locale: string): void {
+    this.deps.mail.notify(user.email, locale, {
       subject: t(locale, 'mail.reset.subject'),
       intro: [t(locale, 'mail.reset.intro')],
       action: { text: t(locale, 'mail.reset.action'), url: this.resetUrl(token, user.email) },

@@ -7,7 +7,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import type { User } from '../../db/types.js';
 import { t } from '../i18n/translator.js';
-import { composeMail, type MailService } from '../mail/mail.service.js';
+import type { MailService } from '../mail/mail.service.js';
 import { deriveKey } from '../shared/keys.js';
 import { AppError } from '../shared/errors.js';
 import { updateUser } from '../users/users.repository.js';
@@ -34,7 +34,7 @@ export class EmailVerificationService {
   constructor(
     private readonly db: Db,
     private readonly mail: MailService,
-    private readonly config: Pick<Config, 'appUrl' | 'appKey' | 'appName'>,
+    private readonly config: Pick<Config, 'appUrl' | 'appKey'>,
     private readonly clock: () => number = Date.now,
   ) {
     this.key = deriveKey(config.appKey, 'signed-urls');
@@ -52,27 +52,23 @@ export class EmailVerificationService {
    */
   sendAccountExists(user: Verifiable, locale: string): void {
     const lang = user.locale ?? locale;
-    this.mail.dispatch(
-      composeMail(user.email, lang, this.config.appName, {
-        subject: t(lang, 'mail.account_exists.subject'),
-        intro: [t(lang, 'mail.account_exists.intro')],
-        action: { text: t(lang, 'mail.account_exists.action'), url: `${this.config.appUrl}/forgot-password` },
-        outro: [t(lang, 'mail.account_exists.ignore')],
-      }),
-    );
+    this.mail.notify(user.email, lang, {
+      subject: t(lang, 'mail.account_exists.subject'),
+      intro: [t(lang, 'mail.account_exists.intro')],
+      action: { text: t(lang, 'mail.account_exists.action'), url: `${this.config.appUrl}/forgot-password` },
+      outro: [t(lang, 'mail.account_exists.ignore')],
+    });
   }
 
   /** Mails a verification link in the background. */
   send(user: Verifiable, locale: string): void {
     const lang = user.locale ?? locale;
-    this.mail.dispatch(
-      composeMail(user.email, lang, this.config.appName, {
-        subject: t(lang, 'mail.verify.subject'),
-        intro: [t(lang, 'mail.verify.intro')],
-        action: { text: t(lang, 'mail.verify.action'), url: this.verificationUrl(user) },
-        outro: [t(lang, 'mail.verify.expire', { count: VERIFY_LINK_MINUTES }), t(lang, 'mail.verify.ignore')],
-      }),
-    );
+    this.mail.notify(user.email, lang, {
+      subject: t(lang, 'mail.verify.subject'),
+      intro: [t(lang, 'mail.verify.intro')],
+      action: { text: t(lang, 'mail.verify.action'), url: this.verificationUrl(user) },
+      outro: [t(lang, 'mail.verify.expire', { count: VERIFY_LINK_MINUTES }), t(lang, 'mail.verify.ignore')],
+    });
   }
 
   /**
