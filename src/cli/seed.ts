@@ -1,8 +1,11 @@
 // Demo content for a development database (`npm run cli -- db:seed`): a few accounts, one of
-// them an administrator, 44 posts in English and French in every status, and the settings.
-// Safe to run twice: what already exists (same email, same slug, same key) is left alone.
+// them an administrator, 44 posts in English and French in every status (most French ones
+// translations of English ones, sharing their slug), and the settings.
+// Safe to run twice: what already exists (same email, same slug in the same language, same key)
+// is left alone.
 import type { Services } from '../services.js';
 import type { PostStatus } from '../modules/posts/posts.repository.js';
+import { slugify } from '../modules/posts/slug.js';
 
 /** Every demo account has this password, as Laravel's factories do: it is demo data, not a secret. */
 export const DEMO_PASSWORD = 'password';
@@ -76,6 +79,16 @@ const TOPICS = {
   ],
 } as const;
 
+// The first 19 French topics translate the English topic at the same place, and so share its
+// slug (a slug is unique per language): the blog shows them as one post in two languages. The
+// last one, summer's release notes, has no English original (the English notes are spring's).
+const TRANSLATIONS = 19;
+
+function slugFor(locale: 'en' | 'fr', index: number, title: string): string {
+  const original = locale === 'fr' && index < TRANSLATIONS ? TOPICS.en[index] : undefined;
+  return slugify(original ?? title);
+}
+
 // Which posts are not simply published: drafts have no date, archived ones had one, and a
 // scheduled one is published in the future (so the public list must not show it yet).
 function statusFor(index: number): { status: PostStatus; scheduled: boolean } {
@@ -120,8 +133,8 @@ export async function seedDemo(services: Services, now: Date = new Date()): Prom
   const hour = 3_600_000;
   for (const locale of ['en', 'fr'] as const) {
     for (const [index, title] of TOPICS[locale].entries()) {
-      const slug = `${locale}-${String(index + 1).padStart(2, '0')}-demo`;
-      if ((await services.posts.findAny(slug)) !== undefined) continue;
+      const slug = slugFor(locale, index, title);
+      if ((await services.posts.findAny(slug, locale)) !== undefined) continue;
       const { status, scheduled } = statusFor(index);
       const publishedAt = status === 'draft' ? null : new Date(now.getTime() + (scheduled ? 72 : -(index + 1) * 26) * hour).toISOString();
       await services.posts.create(authors[locale][index % 2] ?? null, {

@@ -19,11 +19,13 @@ import { NoContent, errorResponses } from '../shared/schemas.js';
 import { NullableTimestamp } from './schemas.js';
 
 const LOCALE_PATTERN = '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$';
+// A locale asked for in a query string, in any case (normalLocale reads FR as fr).
+const QUERY_LOCALE_PATTERN = '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$';
 const Status = Type.Union([Type.Literal('draft'), Type.Literal('published'), Type.Literal('archived')]);
 
 // The filter's locale is one the site offers (the `locales` setting), in any case: FR is fr.
 const ListQuery = Type.Object({
-  locale: Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$', maxLength: 35, default: 'en' }),
+  locale: Type.String({ pattern: QUERY_LOCALE_PATTERN, maxLength: 35, default: 'en' }),
   status: Type.Optional(Status),
   page: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 1 }),
   per_page: Type.Integer({ minimum: 1, maximum: 100, default: 15 }),
@@ -67,6 +69,28 @@ const PostPage = Type.Object({
 });
 
 const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 255 }) });
+
+// A slug is unique per locale, not across the site: a translation shares its original's slug.
+// Which of a slug's posts a request means is this optional `locale`.
+const readLocale = Type.Object({
+  locale: Type.Optional(
+    Type.String({
+      pattern: QUERY_LOCALE_PATTERN,
+      maxLength: 35,
+      description: "The post's language, in any case (FR is fr). Without it: the post in the site's default language, else the slug's oldest.",
+    }),
+  ),
+});
+const writeLocale = Type.Object({
+  locale: Type.Optional(
+    Type.String({
+      pattern: QUERY_LOCALE_PATTERN,
+      maxLength: 35,
+      description: "The post's language, in any case (FR is fr). Required when the slug is used in several languages.",
+    }),
+  ),
+});
+const queryLocale = (locale: string | undefined): string | undefined => (locale === undefined ? undefined : (normalLocale(locale) ?? locale));
 
 const PostFields = {
   slug: Type.Optional(Type.String({ pattern: SLUG_PATTERN, minLength: 1, maxLength: 255 })),
@@ -170,13 +194,23 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'public' },
       schema: {
         summary: 'One published post by slug',
+        description:
+          "A slug is unique per language: a translation shares its original's slug. With `locale`, that language's post (404 if it has none); without it, the post in the site's default language (`default_locale`) if there is one, else the oldest.",
         tags: ['posts'],
         params: SlugParams,
+        querystring: readLocale,
         response: { 200: Type.Object({ data: Type.Ref('Post') }), ...errorResponses(404, 422) },
       },
     },
     async (request) => {
-      const post = await app.services.posts.findPublished(request.params.slug);
+      const { slug } = request.params;
+      const locale = queryLocale(request.query.locale);
+      // No locale: the site's default language first, so /api/posts/{slug} keeps answering with
+      // the original when a translation shares its slug.
+      const post =
+        locale === undefined
+          ? await app.services.posts.findPublished(slug, [(await app.services.settings.site()).defaultLocale])
+          : await app.services.posts.findPublishedIn(slug, locale);
       if (post === undefined) throw notFound();
       return { data: presentPost(post) };
     },
@@ -202,8 +236,9 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  const findForEdit = async (slug: string): Promise<Post> => {
-    const post = await app.services.posts.findAny(slug);
+  // A slug without a locale that names posts in several languages is a 422 on `locale`.
+  const findForEdit = async (slug: string, locale: string | undefined): Promise<Post> => {
+    const post = await app.services.posts.findToChange(slug, queryLocale(locale));
     if (post === undefined) throw notFound();
     return post;
   };
@@ -214,16 +249,18 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: { ability: 'posts:write' } },
       schema: {
         summary: 'Update a post (admin token with posts:write)',
+        description: 'Addressed by slug and, when the slug is used in several languages, `locale` (422 on `locale` without it).',
         tags: ['posts'],
         security,
         params: SlugParams,
+        querystring: writeLocale,
         body: UpdateBody,
         response: { 200: Type.Object({ data: Type.Ref('Post') }), ...errorResponses(401, 403, 404, 422) },
       },
     },
     async (request) => {
       assertEditor(request.caller);
-      const post = await findForEdit(request.params.slug);
+      const post = await findForEdit(request.params.slug, request.query.locale);
       const body = request.body;
       return { data: presentPost(await app.services.posts.update(post, { ...body, published_at: normalizeDate(body.published_at) })) };
     },
@@ -235,15 +272,17 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: { ability: 'posts:write' } },
       schema: {
         summary: 'Delete a post (admin token with posts:write)',
+        description: 'Addressed by slug and, when the slug is used in several languages, `locale` (422 on `locale` without it).',
         tags: ['posts'],
         security,
         params: SlugParams,
-        response: { 204: NoContent, ...errorResponses(401, 403, 404) },
+        querystring: writeLocale,
+        response: { 204: NoContent, ...errorResponses(401, 403, 404, 422) },
       },
     },
     async (request, reply) => {
       assertEditor(request.caller);
-      await app.services.posts.remove(await findForEdit(request.params.slug));
+      await app.services.posts.remove(await findForEdit(request.params.slug, request.query.locale));
       return reply.code(204).send(null);
     },
   );

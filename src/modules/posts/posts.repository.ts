@@ -129,23 +129,25 @@ export function publicPages(db: Db): (filter: PublicPageFilter) => Promise<Publi
   };
 }
 
-export function findPostBySlug(db: Q, slug: string): Promise<PostWithAuthor | undefined> {
-  return db
-    .selectFrom('posts')
-    .leftJoin('users', 'users.id', 'posts.author_id')
-    .selectAll('posts')
-    .select('users.name as author_name')
-    .where('posts.slug', '=', slug)
-    .executeTakeFirst();
+// Whole post rows with their author's name.
+function withAuthor(db: Q) {
+  return db.selectFrom('posts').leftJoin('users', 'users.id', 'posts.author_id').selectAll('posts').select('users.name as author_name');
+}
+
+/** The posts with this slug in any status, oldest first: one per locale at most, only `locale`'s when given. */
+export function findPostsBySlug(db: Q, slug: string, locale?: string): Promise<PostWithAuthor[]> {
+  let query = withAuthor(db).where('posts.slug', '=', slug);
+  if (locale !== undefined) query = query.where('posts.locale', '=', locale);
+  return query.orderBy('posts.id').execute();
+}
+
+export function findPostWithAuthor(db: Q, id: number): Promise<PostWithAuthor | undefined> {
+  return withAuthor(db).where('posts.id', '=', id).executeTakeFirst();
 }
 
 /** The published posts with this slug whose time has come (one per locale at most), oldest first. */
 export function findPublishedBySlug(db: Q, slug: string, now: string): Promise<PostWithAuthor[]> {
-  return db
-    .selectFrom('posts')
-    .leftJoin('users', 'users.id', 'posts.author_id')
-    .selectAll('posts')
-    .select('users.name as author_name')
+  return withAuthor(db)
     .where('posts.slug', '=', slug)
     .where('posts.status', '=', 'published')
     .where('posts.published_at', '<=', now)
@@ -153,8 +155,12 @@ export function findPublishedBySlug(db: Q, slug: string, now: string): Promise<P
     .execute();
 }
 
-export async function slugTaken(db: Q, slug: string, exceptId?: number): Promise<boolean> {
-  let query = db.selectFrom('posts').select('id').where('slug', '=', slug);
+/**
+ * Whether another post of `locale` has this slug. A slug is unique per locale (the index
+ * posts_slug_locale_unique): a translation shares its original's slug.
+ */
+export async function slugTaken(db: Q, slug: string, locale: string, exceptId?: number): Promise<boolean> {
+  let query = db.selectFrom('posts').select('id').where('slug', '=', slug).where('locale', '=', locale);
   if (exceptId !== undefined) query = query.where('id', '!=', exceptId);
   return (await query.executeTakeFirst()) !== undefined;
 }

@@ -1,4 +1,6 @@
 // Blog posts: the public listing and the editors' writes (API and admin panel share these).
+// A slug is unique per locale, not across the site: a translation shares its original's slug
+// (migration 2026_11_26_000001), so reads and writes by slug say which locale they mean.
 import type { Db } from '../../db/connect.js';
 import { writeTransaction } from '../../db/connect.js';
 import type { Post } from '../../db/types.js';
@@ -12,7 +14,8 @@ import { publishedNeighbours, type Neighbours } from './posts.neighbours.js';
 import {
   countPosts,
   deletePost,
-  findPostBySlug,
+  findPostWithAuthor,
+  findPostsBySlug,
   findPublishedBySlug,
   insertPost,
   listPosts,
@@ -31,6 +34,8 @@ import {
 /** A taken slug, as a message key: each face answers in its reader's language. */
 const TAKEN_SLUG: Message = { key: 'validation.unique', attribute: 'slug' };
 const SLUG_REQUIRED: Message = { key: 'admin.posts.errors.slug_required' };
+/** A write by slug alone where the slug names posts in several languages (an API text, translated by its words). */
+const SLUG_IN_SEVERAL_LOCALES = 'The slug is used in several languages: give the locale parameter to choose the post.';
 
 /** The panel editor's fields as typed; `published_at` is a datetime-local value, in UTC. */
 export type PostForm = { title: string; slug: string; excerpt: string; body: string; locale: string; status: PostStatus; published_at: string };
@@ -95,26 +100,45 @@ export class PostService {
     return publishedNeighbours(this.db.kysely, post, new Date().toISOString());
   }
 
-  findAny(slug: string): Promise<PostWithAuthor | undefined> {
-    return findPostBySlug(this.db.kysely, slug);
+  /** The published post of exactly this locale with this slug, if the public may read it. */
+  async findPublishedIn(slug: string, locale: string): Promise<PostWithAuthor | undefined> {
+    const post = await this.findPublished(slug, [locale]);
+    return post?.locale === locale ? post : undefined;
   }
 
-  /** Creates a post; the slug comes from the title when absent and must be unique (422). */
+  /** A post in any status with this slug: `locale`'s when given, else the oldest of the slug's posts. */
+  async findAny(slug: string, locale?: string): Promise<PostWithAuthor | undefined> {
+    return (await findPostsBySlug(this.db.kysely, slug, locale))[0];
+  }
+
+  /**
+   * The post a write by slug addresses: `locale`'s when given, else the slug's only post. A slug
+   * is unique per locale, so without a locale it may name a post and its translations: that is
+   * a 422 on `locale`, never a guess at which one to change or delete.
+   */
+  async findToChange(slug: string, locale?: string): Promise<PostWithAuthor | undefined> {
+    const posts = await findPostsBySlug(this.db.kysely, slug, locale);
+    if (posts.length > 1) throw new ValidationError({ locale: [SLUG_IN_SEVERAL_LOCALES] });
+    return posts[0];
+  }
+
+  /** Creates a post; the slug comes from the title when absent and must be unique in its locale (422). */
   async create(authorId: number | null, input: PostInput & { title: string }): Promise<PostWithAuthor> {
     const slug = input.slug ?? slugify(input.title);
     if (slug === '') throw invalid({ slug: [SLUG_REQUIRED] });
     const now = new Date().toISOString();
     const status = input.status ?? 'draft';
+    const locale = input.locale ?? 'en';
     const post = await this.guardSlug(() =>
       writeTransaction(this.db, async (trx) => {
-        if (await slugTaken(trx, slug)) throw invalid({ slug: [TAKEN_SLUG] });
+        if (await slugTaken(trx, slug, locale)) throw invalid({ slug: [TAKEN_SLUG] });
         return insertPost(trx, {
           author_id: authorId,
           title: input.title,
           slug,
           excerpt: input.excerpt ?? '',
           body: input.body ?? '',
-          locale: input.locale ?? 'en',
+          locale,
           status,
           // Publishing without a date publishes now.
           published_at: input.published_at ?? (status === 'published' ? now : null),
@@ -126,7 +150,7 @@ export class PostService {
     return this.reload(post);
   }
 
-  /** Updates the fields given; changing the slug keeps it unique. */
+  /** Updates the fields given; a new slug or locale must leave the slug unique in its locale. */
   async update(post: Post, input: PostInput): Promise<PostWithAuthor> {
     const changes: Partial<Post> = { updated_at: new Date().toISOString() };
     for (const key of ['title', 'slug', 'excerpt', 'body', 'locale', 'status', 'published_at'] as const) {
@@ -137,7 +161,9 @@ export class PostService {
     }
     const updated = await this.guardSlug(() =>
       writeTransaction(this.db, async (trx) => {
-        if (changes.slug !== undefined && (await slugTaken(trx, changes.slug, post.id))) {
+        // Moving a post to another language is a change of (slug, locale) too.
+        const moved = changes.slug !== undefined || changes.locale !== undefined;
+        if (moved && (await slugTaken(trx, changes.slug ?? post.slug, changes.locale ?? post.locale, post.id))) {
           throw invalid({ slug: [TAKEN_SLUG] });
         }
         return updatePost(trx, post.id, changes);
@@ -169,10 +195,10 @@ export class PostService {
   }
 
   private async reload(post: Post): Promise<PostWithAuthor> {
-    return (await findPostBySlug(this.db.kysely, post.slug)) ?? { ...post, author_name: null };
+    return (await findPostWithAuthor(this.db.kysely, post.id)) ?? { ...post, author_name: null };
   }
 
-  // Two writers racing for one slug: the unique index decides, and the loser gets the same 422.
+  // Two writers racing for one slug in one locale: the unique index decides, and the loser gets the same 422.
   private async guardSlug<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
