@@ -50,6 +50,13 @@ function languageName(code: string, locale: string): string {
   }
 }
 
+/**
+ * A code block or a table wider than a phone scrolls inside itself (app.css): a keyboard user
+ * must be able to focus it to scroll it. The sanitized HTML gives these tags no attribute, so the
+ * exact tags are what to look for (a `<pre>` written in the text is escaped, never this string).
+ */
+const keyboardScrollable = (html: string) => html.replaceAll('<pre>', '<pre tabindex="0">').replaceAll('<table>', '<table tabindex="0">');
+
 /** Open Graph writes a locale as language_TERRITORY ("pt-BR" is "pt_BR"). */
 const ogLocale = (locale: string) => locale.replace('-', '_');
 
@@ -154,7 +161,7 @@ export async function blogRoutes(app: FastifyInstance): Promise<void> {
     const translations = locales.map((code) => ({ locale: code, name: languageName(code, code), href: postPath({ slug: post.slug, locale: code }, site.defaultLocale) }));
     return varies(reply).page('blog/post', {
       title: post.title,
-      post: { title: post.title, lang: post.locale, html: post.body_html, date: dateFor(post.published_at, visitor), author: post.author?.name ?? null },
+      post: { title: post.title, lang: post.locale, html: keyboardScrollable(post.body_html), date: dateFor(post.published_at, visitor), author: post.author?.name ?? null },
       previous: link(neighbours.previous),
       next: link(neighbours.next),
       back: blogPath(post.locale, 1, site.defaultLocale),
