@@ -1,7 +1,7 @@
 // /_dev/mail: the development mailbox. The mails the log mailer wrote to <data>/mail, listed
 // newest first, each shown decoded with its links clickable and its HTML part framed without
-// scripts. Registered only outside production with the log mailer (devMailDirectory), so a
-// production server has no such route at all (404).
+// scripts. Its routes exist only outside production with the log mailer (devMailDirectory),
+// so a production server has no such route at all (404).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import { t, type Locale } from '../../modules/i18n/translator.js';
@@ -42,8 +42,9 @@ function formatter(locale: Locale): (iso: string) => string {
 // and it loads nothing; its inline styles apply, which the site's own CSP would block.
 const HTML_PART_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'; sandbox";
 
-export async function devMailRoutes(app: FastifyInstance, options: { directory: string }): Promise<void> {
-  const { directory } = options;
+export async function devMailRoutes(app: FastifyInstance): Promise<void> {
+  const directory = devMailDirectory(app.config, app.services.mail);
+  if (directory === null) return;
   const found = async (request: FastifyRequest<{ Params: { id: string } }>, locale: Locale) => {
     assertLocal(request, locale);
     const mail = await readMail(directory, request.params.id);

@@ -21,7 +21,6 @@ import { accountDeleteRoutes } from './account-delete.js';
 import { emailChangeRoutes } from './email-change.js';
 import { blogRoutes } from './blog.js';
 import { faviconRoutes } from './favicon.js';
-import { devMailDirectory, devMailRoutes } from '../dev/mail.js';
 
 export async function webRoutes(app: FastifyInstance): Promise<void> {
   // Filled by the route files below (addSecuritySection), read by GET /security.
@@ -58,11 +57,6 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
   await app.register(accountDeleteRoutes);
   await app.register(emailChangeRoutes);
   await app.register(passkeyRoutes);
-
-  // Development only: the mails the log mailer wrote, readable (no route at all in production).
-  const mailDirectory = devMailDirectory(app.config, app.services.mail);
-  if (mailDirectory !== null) await app.register(devMailRoutes, { prefix: '/_dev/mail', directory: mailDirectory });
-
   await app.register(faviconRoutes);
 
   // Deliveries still under way finish before the process ends; then the transport closes.
