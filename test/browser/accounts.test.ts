@@ -73,7 +73,7 @@ describe('account pages in Chromium', { skip: skipWithoutChromium }, () => {
     await page.getByLabel('Name').fill('Margaret Hamilton');
     await page.getByLabel('Email').fill('margaret@example.com');
     await page.getByLabel('Password', { exact: true }).fill('apollo-guidance-11');
-    await page.getByLabel('Confirm Password').fill('apollo-guidance-11');
+    await page.getByLabel('Confirm password').fill('apollo-guidance-11');
     await page.getByRole('button', { name: 'Register' }).click();
     await page.waitForURL(`${server.url}/dashboard`);
     await audit(page, 'dashboard');
@@ -107,7 +107,7 @@ describe('account pages in Chromium', { skip: skipWithoutChromium }, () => {
     await page.waitForURL(`${server.url}/forgot-password`);
     await audit(page, 'forgot-password');
     await page.getByLabel('Email').fill('dorothy@example.com');
-    await page.getByRole('button', { name: 'Email Password Reset Link' }).click();
+    await page.getByRole('button', { name: 'Email password reset link' }).click();
     await page.waitForURL(`${server.url}/forgot-password`);
     assert.match(await page.getByRole('status').innerText(), /If an account exists for that email address/);
 
@@ -116,8 +116,8 @@ describe('account pages in Chromium', { skip: skipWithoutChromium }, () => {
     assert.equal(await page.getByLabel('Email').inputValue(), 'dorothy@example.com');
     await audit(page, 'reset-password');
     await page.getByLabel('Password', { exact: true }).fill('fortran-new-password');
-    await page.getByLabel('Confirm Password').fill('fortran-new-password');
-    await page.getByRole('button', { name: 'Reset Password' }).click();
+    await page.getByLabel('Confirm password').fill('fortran-new-password');
+    await page.getByRole('button', { name: 'Reset password' }).click();
     await page.waitForURL(`${server.url}/login`);
     assert.equal((await page.getByRole('status').innerText()).trim(), 'Your password has been reset.');
     await audit(page, 'login-after-reset');
@@ -196,7 +196,7 @@ describe('account pages in Chromium', { skip: skipWithoutChromium }, () => {
     await page.getByLabel('Password').fill('some-password');
     const [response] = await Promise.all([page.waitForResponse(`${server.url}/login`), page.getByRole('button', { name: 'Log in' }).click()]);
     assert.equal(response.status(), 419);
-    assert.match(await page.locator('main').innerText(), /Page Expired/);
+    assert.match(await page.locator('main').innerText(), /Page expired/);
     await audit(page, 'error-419');
   });
 

@@ -65,12 +65,12 @@ describe('API tokens page in Chromium', { skip: skipWithoutChromium }, () => {
 
   it('makes a token, copies it with the button, calls the API with it, then revokes it', async () => {
     const { page, errors } = await loggedInPage('grace@example.com', { permissions: ['clipboard-read', 'clipboard-write'] });
-    await page.getByRole('link', { name: 'API Tokens' }).click();
+    await page.getByRole('link', { name: 'API tokens' }).click();
     await page.waitForURL(`${server.url}/user/api-tokens`);
     assert.match(await page.locator('main').innerText(), /You have no API tokens yet\./);
     await audit(page, 'empty');
 
-    await page.getByLabel('Token Name').fill('build server');
+    await page.getByLabel('Token name').fill('build server');
     assert.equal(await page.getByRole('checkbox', { name: /posts:read/ }).isChecked(), true, 'read is ticked by default');
     // Grace is no administrator: posts:write, which the API would refuse her, is not offered.
     assert.equal(await page.getByRole('checkbox', { name: /posts:write/ }).count(), 0);
@@ -117,7 +117,7 @@ describe('API tokens page in Chromium', { skip: skipWithoutChromium }, () => {
     await page.goto(`${server.url}/user/api-tokens`);
     await page.getByRole('button', { name: 'Create' }).click();
     await page.waitForLoadState();
-    const name = page.getByLabel('Token Name');
+    const name = page.getByLabel('Token name');
     assert.equal(await name.getAttribute('aria-invalid'), 'true');
     assert.equal(await page.locator('#field-name-error').innerText(), 'The name field is required.');
     await audit(page, 'invalid');
@@ -128,7 +128,7 @@ describe('API tokens page in Chromium', { skip: skipWithoutChromium }, () => {
   it('works without JavaScript: the token sits in a readonly field the user can select, and no button is shown', async () => {
     const { page } = await loggedInPage('katherine@example.com', { javaScriptEnabled: false });
     await page.goto(`${server.url}/user/api-tokens`);
-    await page.getByLabel('Token Name').fill('no script');
+    await page.getByLabel('Token name').fill('no script');
     await page.getByRole('button', { name: 'Create' }).click();
     await page.waitForURL(`${server.url}/user/api-tokens`);
     const field = page.getByLabel('API token', { exact: true });

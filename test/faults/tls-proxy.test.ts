@@ -99,7 +99,7 @@ describe('the 419 page when the Secure cookie could not be set', () => {
   it('gives no such hint in production', async () => {
     const app = await build({ NODE_ENV: 'production', APP_URL });
     const page = await loginOverHttp(app);
-    assert.match(page, /Page Expired/);
+    assert.match(page, /Page expired/);
     assert.doesNotMatch(page, /TRUSTED_PROXIES|APP_URL/);
   });
 

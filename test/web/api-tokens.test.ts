@@ -73,11 +73,11 @@ describe('API tokens page', () => {
   it('is linked from the site navigation and from the profile page', async () => {
     const { client } = await loggedIn();
     const dashboard = await client.get('/dashboard');
-    assert.match(dashboard.body, /<nav[\s\S]*<a href="\/user\/api-tokens">API Tokens<\/a>[\s\S]*<\/nav>/);
+    assert.match(dashboard.body, /<nav[\s\S]*<a href="\/user\/api-tokens">API tokens<\/a>[\s\S]*<\/nav>/);
     assert.match(mainOf((await client.get('/profile')).body), /<a href="\/user\/api-tokens">Manage API tokens<\/a>/);
     const page = await client.get(PAGE);
     assert.equal(page.statusCode, 200);
-    assert.match(page.body, /<a href="\/user\/api-tokens" aria-current="page">API Tokens<\/a>/);
+    assert.match(page.body, /<a href="\/user\/api-tokens" aria-current="page">API tokens<\/a>/);
     assert.match(mainOf(page.body), /You have no API tokens yet\./);
     assert.deepEqual(tickedBoxes(page.body), ['posts:read'], 'read is ticked by default');
   });

@@ -290,7 +290,7 @@ describe('CSRF protection', () => {
         const response = await client.post(c.path, c.form, { token });
         assert.equal(response.statusCode, 419);
         assert.match(String(response.headers['content-type']), /text\/html/);
-        assert.match(mainOf(response.body), /Page Expired/);
+        assert.match(mainOf(response.body), /Page expired/);
         await c.unchanged();
         assert.equal(await isLoggedIn(client), c.loggedIn, 'the login state is unchanged');
       });
