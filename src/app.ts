@@ -8,7 +8,7 @@ import type { Config } from './config.js';
 import { connect, type Db } from './db/connect.js';
 import { adminRoutes } from './http/admin/index.js';
 import { apiRoutes } from './http/api/index.js';
-import { devMailRoutes } from './http/dev/mail.js';
+import { feedRoutes } from './http/feeds/index.js';
 import { healthRoutes } from './http/health.js';
 import { validatorCompiler } from './http/shared/validation.js';
 import { webRoutes } from './http/web/index.js';
@@ -136,6 +136,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(openapiPlugin);
 
   await app.register(healthRoutes);
+  // The feed, the sitemap and robots.txt: public documents, outside the session's scope.
+  await app.register(feedRoutes);
   await app.register(apiRoutes, { prefix: '/api' });
   // Pages, the panel and the SPA's CSRF cookie: the session runs here only, and every route in
   // this scope declares a web guard. The SPA hook that renews the XSRF cookie is registered
@@ -159,8 +161,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await webGuards(browser);
     await browser.register(webRoutes);
     await browser.register(adminRoutes, { prefix: '/admin' });
-    // Development only, with the log mailer: its mails, readable (no route at all in production).
-    await browser.register(devMailRoutes, { prefix: '/_dev/mail' });
   });
 
   return app;
