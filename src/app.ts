@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import { connect, type Db } from './db/connect.js';
 import { adminRoutes } from './http/admin/index.js';
 import { apiRoutes } from './http/api/index.js';
+import { devMailRoutes } from './http/dev/mail.js';
 import { feedRoutes } from './http/feeds/index.js';
 import { healthRoutes } from './http/health.js';
 import { validatorCompiler } from './http/shared/validation.js';
@@ -161,6 +162,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await webGuards(browser);
     await browser.register(webRoutes);
     await browser.register(adminRoutes, { prefix: '/admin' });
+    // Development only, with the log mailer: its mails, readable (no route at all in production).
+    await browser.register(devMailRoutes, { prefix: '/_dev/mail' });
   });
 
   return app;
