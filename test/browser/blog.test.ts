@@ -61,6 +61,15 @@ describe('the blog in Chromium', { skip: skipWithoutChromium }, () => {
       status: 'published',
       published_at: new Date(Date.now() - HOUR).toISOString(),
     });
+    await services.posts.create(author.id, {
+      title: 'Notes de l’atelier, sixième partie',
+      slug: 'notes-6',
+      excerpt: 'Ce qui s’est passé à l’atelier pendant la sixième semaine.',
+      body: '## Semaine 6\n\nDes notes, en français.',
+      locale: 'fr',
+      status: 'published',
+      published_at: new Date(Date.now() - 2 * HOUR).toISOString(),
+    });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on('request', (request) => {
@@ -154,6 +163,12 @@ describe('the blog in Chromium', { skip: skipWithoutChromium }, () => {
     await page.waitForURL(`${server.url}/blog/notes-6`);
     assert.equal(await page.getByRole('link', { name: /Next post/ }).getAttribute('href'), '/blog/wide');
     await check('post-middle');
+    // Its French translation, one link away; in French, it links back to the English one.
+    await page.getByRole('link', { name: 'français' }).click();
+    await page.waitForURL(`${server.url}/blog/notes-6?locale=fr`);
+    assert.equal(await page.locator('article.blog-post').getAttribute('lang'), 'fr');
+    assert.equal(await page.getByRole('link', { name: 'English' }).getAttribute('href'), '/blog/notes-6');
+    await check('post-translation');
   });
 
   it('loaded nothing from elsewhere and met no script error', () => {

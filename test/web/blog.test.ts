@@ -188,6 +188,7 @@ describe('/blog: the list', () => {
     const mixed = (await get(t.app, '/blog?locale=en', { cookie: 'locale=fr' })).body;
     assert.match(mixed, /<html lang="fr">/);
     assert.match(mixed, /<li class="post-item" lang="en">/);
+    assert.match(mixed, /<p class="post-meta" lang="fr">/);
   });
 
   it('shows a post scheduled for later at its time, and not before', async () => {
@@ -327,7 +328,7 @@ describe('head metadata', () => {
     assert.equal(metaOf(html, 'og:site_name'), 'Les Carnets');
     assert.equal(metaOf(html, 'og:locale'), 'en');
     assert.equal(metaOf(html, 'article:published_time'), '2026-04-01T09:00:00.000Z');
-    assert.match(html, /<link rel="alternate" type="application\/atom\+xml" title="Les Carnets \(en\)" href="\/feed.xml\?locale=en">/);
+    assert.match(html, /<link rel="alternate" type="application\/atom\+xml" title="Les Carnets" href="\/feed.xml\?locale=en">/);
     // One language: no hreflang alternates.
     assert.deepEqual(hreflangsOf(html), []);
     // No excerpt: the site's description.
@@ -351,6 +352,8 @@ describe('head metadata', () => {
     assert.equal(linkOf(french, 'canonical'), `${APP_URL}/blog/hello?locale=fr`);
     assert.equal(metaOf(french, 'og:locale'), 'fr');
     assert.match(mainOf(french), /<article class="blog-post" lang="fr">/);
+    // Its date and author line is in the reader's language (English here), and says so.
+    assert.match(mainOf(french), /<p class="post-meta" lang="en">/);
     assert.match(mainOf(french), /<a href="\/blog\/hello" hreflang="en" lang="en">English<\/a>/);
   });
 
@@ -366,7 +369,7 @@ describe('head metadata', () => {
     assert.equal(linkOf((await get(t.app, '/blog?page=1')).body, 'canonical'), `${APP_URL}/blog`);
     const french = (await get(t.app, '/blog', { 'accept-language': 'fr' })).body;
     assert.equal(linkOf(french, 'canonical'), `${APP_URL}/blog?locale=fr`);
-    assert.match(french, /href="\/feed.xml\?locale=fr"/);
+    assert.match(french, /<link rel="alternate" type="application\/atom\+xml" title="Les Carnets \(français\)" href="\/feed.xml\?locale=fr">/);
     assert.deepEqual(hreflangsOf(french), [
       ['en', `${APP_URL}/blog`],
       ['fr', `${APP_URL}/blog?locale=fr`],

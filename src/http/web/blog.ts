@@ -101,7 +101,11 @@ export async function blogRoutes(app: FastifyInstance): Promise<void> {
     feed: feedOf(site, locale),
   });
 
-  const feedOf = (site: SiteSettings, locale: string) => ({ href: `/feed.xml?locale=${encodeURIComponent(locale)}`, title: `${site.name} (${locale})` });
+  // Titled as the feed titles itself (src/http/feeds/feed.ts): the site, and another language by name.
+  const feedOf = (site: SiteSettings, locale: string) => ({
+    href: `/feed.xml?locale=${encodeURIComponent(locale)}`,
+    title: locale === site.defaultLocale ? site.name : `${site.name} (${languageName(locale, locale)})`,
+  });
 
   /** The first page of each language the site offers, for hreflang (none when it offers one). */
   const listAlternates = (site: SiteSettings): HeadMeta['alternates'] => {
