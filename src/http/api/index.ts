@@ -1,6 +1,6 @@
 // The JSON API under /api. Every route answers JSON; every failure is the error envelope.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { publicReadEtags } from './etag.js';
+import { publicReadEtags } from '../shared/etag.js';
 import { postRoutes } from './posts.js';
 import { ErrorEnvelope } from '../shared/schemas.js';
 import { UserSchema } from './schemas.js';

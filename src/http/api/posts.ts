@@ -13,7 +13,7 @@ import { ValidationError, forbidden, notFound } from '../../modules/shared/error
 import { canAccessPanel } from '../../modules/users/users.service.js';
 import { keptBodies } from '../../perf/kept-bodies.js';
 import type { ApiCaller } from '../../plugins/types.js';
-import { weakEtag } from './etag.js';
+import { weakEtag } from '../shared/etag.js';
 import { pageLinks } from './pagination.js';
 import { NoContent, errorResponses } from '../shared/schemas.js';
 import { NullableTimestamp } from './schemas.js';

@@ -3,7 +3,7 @@
 // answer sets no cookie and a crawler's thousand requests write no session row. Like the API's
 // public reads they carry a weak ETag and answer a matching If-None-Match with an empty 304.
 import type { FastifyInstance } from 'fastify';
-import { publicReadEtags } from '../api/etag.js';
+import { publicReadEtags } from '../shared/etag.js';
 import { feedRoute } from './feed.js';
 import { robotsRoute } from './robots.js';
 import { sitemapRoute } from './sitemap.js';

@@ -1,6 +1,7 @@
-// The ETag of public reads: weak, the SHA-1 of the body in base64. @fastify/etag computes it for
-// every answer of the public routes; a route that already knows the tag of a body it has sent
-// before (the post list, see posts.ts) sets it itself, and the plugin then leaves it as it is.
+// The ETag of public reads (the API's, the feeds'): weak, the SHA-1 of the body in base64.
+// @fastify/etag computes it for every answer of the public routes; a route that already knows the
+// tag of a body it has sent before (the post list, see http/api/posts.ts) sets it itself, and the
+// plugin then leaves it as it is.
 import { createHash } from 'node:crypto';
 import etag from '@fastify/etag';
 import type { FastifyInstance } from 'fastify';
