@@ -67,7 +67,7 @@ describe('email change in Chromium', { skip: skipWithoutChromium }, () => {
     await audit(page, 'security-pending');
 
     const link = linkIn(await waitForMail('kj@nasa.example'), `${server.url}/email/change/`);
-    assert.ok(mail.to('katherine@example.com').some((message) => message.subject === 'Email Address Change Requested'));
+    assert.ok(mail.to('katherine@example.com').some((message) => message.subject === 'Email address change requested'));
     await page.goto(link);
     await audit(page, 'email-change-confirm');
     await page.getByRole('button', { name: 'Confirm the new address' }).click();

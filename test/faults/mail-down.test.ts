@@ -106,7 +106,7 @@ describe('mail server unreachable', () => {
       assert.equal(response.statusCode, 303);
       assert.equal(response.headers.location, '/dashboard');
       assert.ok(await t.app.services.users.findByEmail(email), 'the account is created');
-      await assertFailureLogged(t, lines, smtp, { to: email, subject: 'Verify Email Address', link: '/email/verify/' });
+      await assertFailureLogged(t, lines, smtp, { to: email, subject: 'Verify email address', link: '/email/verify/' });
       figures.push(`register/${failure}=303+logged`);
     });
 
@@ -119,7 +119,7 @@ describe('mail server unreachable', () => {
       const response = await client.post('/forgot-password', { email: user.email });
       assert.equal(response.statusCode, 303);
       assert.equal(statusMessage((await client.follow(response)).body), SENT);
-      await assertFailureLogged(t, lines, smtp, { to: user.email, subject: 'Reset Password Notification', link: '/reset-password/' });
+      await assertFailureLogged(t, lines, smtp, { to: user.email, subject: 'Reset password notification', link: '/reset-password/' });
       const row = await t.db.kysely.selectFrom('password_reset_tokens').select('email').where('email', '=', user.email.toLowerCase()).executeTakeFirst();
       assert.ok(row, 'the reset token is stored: a later mail can be asked for');
       figures.push(`reset/${failure}=303+logged`);

@@ -80,7 +80,7 @@ describe('email change', () => {
     assert.equal(await emailOf(user.id), user.email, 'the address is unchanged');
 
     const message = await mailTo(next);
-    assert.equal(message.subject, 'Confirm Your New Email Address');
+    assert.equal(message.subject, 'Confirm your new email address');
     const link = linkIn(message, `${APP}/email/change/`);
     // Opening the link (a mail scanner's prefetch) changes nothing.
     const opened = await client.get(path(link));

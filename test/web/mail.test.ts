@@ -199,7 +199,7 @@ describe('an injected mailer', () => {
       await client.get('/forgot-password');
       await client.post('/forgot-password', { email: user.email });
       await app.services.mail.settled();
-      assert.deepEqual(sent, [{ to: 'injected@example.com', subject: 'Reset Password Notification' }]);
+      assert.deepEqual(sent, [{ to: 'injected@example.com', subject: 'Reset password notification' }]);
     } finally {
       await app.close();
       await database.drop();

@@ -12,7 +12,7 @@ import { appWithMail, closeAppWithMail, isLoggedIn, login } from './support.js';
 
 const FIREFOX = 'Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 const SAFARI = 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
-const SUBJECT = 'New Sign-in to Your Account';
+const SUBJECT = 'New sign-in to your account';
 const PASSWORD = 'device-password-1';
 
 describe('new-device alerts', () => {

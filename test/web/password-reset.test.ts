@@ -80,7 +80,7 @@ describe('password reset', () => {
     assert.equal(email, user.email);
     assert.ok(token.length >= 40, 'a long random token');
     const [message] = mail.to(user.email);
-    assert.equal(message?.subject, 'Reset Password Notification');
+    assert.equal(message?.subject, 'Reset password notification');
     assert.match(message?.text ?? '', /This password reset link will expire in 60 minutes\./);
     assert.ok(message?.html.includes(`href="${link.href.replace(/&/g, '&amp;')}"`), 'the HTML part links the same URL');
     const row = await t.db.kysely.selectFrom('password_reset_tokens').selectAll().where('email', '=', user.email).executeTakeFirstOrThrow();
@@ -220,7 +220,7 @@ describe('password reset with the mail server down', () => {
     const failure = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((entry) => entry.msg === 'mail delivery failed');
     assert.ok(failure, 'the failure is logged');
     assert.equal(failure.to, user.email);
-    assert.equal(failure.subject, 'Reset Password Notification');
+    assert.equal(failure.subject, 'Reset password notification');
     assert.ok(!lines.join('\n').includes('/reset-password/'), 'no link in any log line');
     const row = await t.db.kysely.selectFrom('password_reset_tokens').select('token').where('email', '=', user.email).executeTakeFirstOrThrow();
     assert.ok(!lines.join('\n').includes(row.token));

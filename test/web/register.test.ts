@@ -104,7 +104,7 @@ describe('registration with MUST_VERIFY_EMAIL=true', () => {
     await t.app.services.mail.settled();
     const [message] = mail.to('verify-me@example.com');
     assert.ok(message, 'a mail was delivered');
-    assert.equal(message.subject, 'Verify Email Address');
+    assert.equal(message.subject, 'Verify email address');
     assert.match(message.text, /http:\/\/localhost:3000\/email\/verify\/\d+\/[0-9a-f]{40}\?expires=\d+&signature=[0-9a-f]{64}/);
   });
 

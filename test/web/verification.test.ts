@@ -76,7 +76,7 @@ describe('email verification (MUST_VERIFY_EMAIL=true)', () => {
     assert.equal(statusMessage((await client.follow(response)).body), 'A new verification link has been sent to the email address you provided during registration.');
     await t.app.services.mail.settled();
     const [message] = mail.to(user.email);
-    assert.equal(message?.subject, 'Verify Email Address');
+    assert.equal(message?.subject, 'Verify email address');
     assert.ok(message?.html.includes('/email/verify/'), 'the HTML part carries the link too');
   });
 
