@@ -6,11 +6,10 @@
 // SCREENSHOT_DIR=… keeps screenshots (light, dark).
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { createUser } from '../helpers.js';
-import { assertAccessibleLightAndDark, launchBrowser, skipWithoutChromium, startServer, type RunningServer } from '../support/browser.js';
+import { assertAccessibleLightAndDark, launchBrowser, logInWithForm, screenshotLightAndDark, skipWithoutChromium, startServer, type RunningServer } from '../support/browser.js';
 
 const SHOTS = process.env.SCREENSHOT_DIR;
 const PHONE = { width: 390, height: 844 };
@@ -51,23 +50,6 @@ describe('tables at 390 px in Chromium', { skip: skipWithoutChromium }, () => {
     return { page, errors };
   };
 
-  const logIn = async (page: Page, path: '/login' | '/admin/login', email: string, password: string) => {
-    await page.goto(`${server.url}${path}`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL((url) => url.pathname !== path);
-  };
-
-  const shoot = async (page: Page, name: string) => {
-    if (SHOTS === undefined) return;
-    for (const colorScheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme });
-      await page.evaluate(() => window.scrollTo(0, 0));
-      await page.screenshot({ path: join(SHOTS, `mobile-${name}-${colorScheme}.png`), fullPage: true });
-    }
-    await page.emulateMedia({ colorScheme: 'light' });
-  };
 
   /**
    * Opens `path` at 390 px and checks what a phone user needs: no sideways page scroll, every row
@@ -97,15 +79,15 @@ describe('tables at 390 px in Chromium', { skip: skipWithoutChromium }, () => {
       `${path}: no table scrolls sideways, nor had to for a click`,
     );
     await assertAccessibleLightAndDark(page, `${name} at 390 px`);
-    await shoot(page, name);
+    await screenshotLightAndDark(page, SHOTS, `mobile-${name}`);
   };
 
   it('keeps the row actions of the API tokens and sessions tables in view and clickable', async () => {
     const { page, errors } = await phonePage();
     // A second browser signed in, so the sessions table has an "End" button.
     const other = await phonePage();
-    await logIn(other.page, '/login', member.email, member.plainPassword);
-    await logIn(page, '/login', member.email, member.plainPassword);
+    await logInWithForm(other.page, server.url, '/login', member.email, member.plainPassword);
+    await logInWithForm(page, server.url, '/login', member.email, member.plainPassword);
 
     await checkPage(page, '/user/api-tokens', 'api-tokens', 1);
     const revoke = page.locator('main table td.row-actions a').first();
@@ -118,7 +100,7 @@ describe('tables at 390 px in Chromium', { skip: skipWithoutChromium }, () => {
 
   it("keeps the row actions of the panel's tables in view and clickable", async () => {
     const { page, errors } = await phonePage();
-    await logIn(page, '/admin/login', admin.email, admin.plainPassword);
+    await logInWithForm(page, server.url, '/admin/login', admin.email, admin.plainPassword);
     // users: edit each, delete all but oneself; posts: edit, (un)publish, delete; tokens: revoke;
     // settings: edit, delete.
     await checkPage(page, '/admin/users', 'admin-users', (rows) => 2 * rows - 1);
@@ -126,6 +108,11 @@ describe('tables at 390 px in Chromium', { skip: skipWithoutChromium }, () => {
     await checkPage(page, '/admin/tokens', 'admin-tokens', 1);
     await checkPage(page, '/admin/settings', 'admin-settings', 2);
     await checkPage(page, '/admin/audit', 'admin-audit', 0);
+    // French column names are longer ("Dernière utilisation").
+    await page.goto(`${server.url}/locale/fr`);
+    await checkPage(page, '/admin/tokens', 'admin-tokens-fr', 1);
+    await checkPage(page, '/admin/users', 'admin-users-fr', (rows) => 2 * rows - 1);
+    await page.goto(`${server.url}/locale/en`);
 
     await page.goto(`${server.url}/admin/posts`);
     await page.locator('main table td.row-actions').getByRole('button', { name: /^Unpublish/ }).click();
@@ -135,7 +122,7 @@ describe('tables at 390 px in Chromium', { skip: skipWithoutChromium }, () => {
 
   it('breaks a long setting key after an underscore, never inside a word', async () => {
     const { page } = await phonePage();
-    await logIn(page, '/admin/login', admin.email, admin.plainPassword);
+    await logInWithForm(page, server.url, '/admin/login', admin.email, admin.plainPassword);
     await page.goto(`${server.url}/admin/settings`);
     const keys = await page.evaluate(() =>
       [...document.querySelectorAll('main table tbody tr td:first-child code')].map((code) => {

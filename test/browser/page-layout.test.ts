@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { createUser } from '../helpers.js';
-import { assertAccessibleLightAndDark, launchBrowser, skipWithoutChromium, startServer, type RunningServer } from '../support/browser.js';
+import { assertAccessibleLightAndDark, launchBrowser, logInWithForm, screenshotLightAndDark, skipWithoutChromium, startServer, type RunningServer } from '../support/browser.js';
 
 const SHOTS = process.env.SCREENSHOT_DIR;
 const DESKTOP = { width: 1280, height: 860 };
@@ -33,22 +33,6 @@ describe('page layout at 1280 px in Chromium', { skip: skipWithoutChromium }, ()
 
   const newPage = async (): Promise<Page> => (await browser.newContext({ viewport: DESKTOP })).newPage();
 
-  const logIn = async (page: Page, path: '/login' | '/admin/login', email: string, password: string) => {
-    await page.goto(`${server.url}${path}`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL((url) => url.pathname !== path);
-  };
-
-  const shoot = async (page: Page, name: string) => {
-    if (SHOTS === undefined) return;
-    for (const colorScheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme });
-      await page.screenshot({ path: join(SHOTS, `layout-${name}-${colorScheme}.png`), fullPage: true });
-    }
-    await page.emulateMedia({ colorScheme: 'light' });
-  };
 
   /** The box of the page's first card (every account page has one), and the column width in px. */
   const contentBox = (page: Page) =>
@@ -68,7 +52,7 @@ describe('page layout at 1280 px in Chromium', { skip: skipWithoutChromium }, ()
     const user = await createUser(server.app, { name: 'Mary Jackson', email: 'mary@example.com', verified: true });
     const token = await server.app.services.tokens.issue(user.id, 'wind tunnel', ['posts:read']);
     const page = await newPage();
-    await logIn(page, '/login', user.email, user.plainPassword);
+    await logInWithForm(page, server.url, '/login', user.email, user.plainPassword);
 
     const boxes: [string, Box][] = [];
     const measure = async (path: string, name: string) => {
@@ -80,7 +64,7 @@ describe('page layout at 1280 px in Chromium', { skip: skipWithoutChromium }, ()
       assert.ok(Math.abs(measured.box.width - measured.column) < 0.5, `${path}: the card is the column's width (${measured.box.width} vs ${measured.column})`);
       boxes.push([path, measured.box]);
       await assertAccessibleLightAndDark(page, `${path} at 1280 px`);
-      await shoot(page, name);
+      await screenshotLightAndDark(page, SHOTS, `layout-${name}`);
     };
 
     await measure('/dashboard', 'dashboard');
@@ -99,7 +83,7 @@ describe('page layout at 1280 px in Chromium', { skip: skipWithoutChromium }, ()
 
     const unverified = await createUser(server.app, { name: 'Dorothy Vaughan', verified: false });
     const other = await newPage();
-    await logIn(other, '/login', unverified.email, unverified.plainPassword);
+    await logInWithForm(other, server.url, '/login', unverified.email, unverified.plainPassword);
     await other.goto(`${server.url}/email/verify`);
     const verify = await contentBox(other);
     assert.ok(verify !== null);
@@ -125,7 +109,7 @@ describe('page layout at 1280 px in Chromium', { skip: skipWithoutChromium }, ()
     assert.ok(geometry.above > 0 && geometry.below > 0, `the card fits under the header (${geometry.above}, ${geometry.below})`);
     assert.ok(Math.abs(geometry.above - geometry.below) <= 1, `space above and below: ${geometry.above} and ${geometry.below}`);
     await assertAccessibleLightAndDark(page, 'panel login at 1280 px');
-    await shoot(page, 'admin-login');
+    await screenshotLightAndDark(page, SHOTS, 'layout-admin-login');
     await page.setViewportSize({ width: 390, height: 844 });
     const narrow = await page.evaluate(() => {
       const card = document.querySelector('main .card')!.getBoundingClientRect();

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -102,6 +103,27 @@ export async function assertAccessibleLightAndDark(page: Page, name: string): Pr
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme });
     assert.deepEqual(await seriousA11yViolations(page), [], `${name} (${colorScheme})`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+/** Signs in through the site's (/login) or the panel's (/admin/login) form and waits to leave it. */
+export async function logInWithForm(page: Page, baseUrl: string, path: '/login' | '/admin/login', email: string, password: string): Promise<void> {
+  await page.goto(`${baseUrl}${path}`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Log in', exact: true }).click();
+  await page.waitForURL((url) => url.pathname !== path);
+}
+
+/** Full-page screenshots in light and dark, as `<dir>/<name>-light.png` and `-dark.png`, when dir is set (SCREENSHOT_DIR); leaves the page light. */
+export async function screenshotLightAndDark(page: Page, dir: string | undefined, name: string): Promise<void> {
+  if (dir === undefined) return;
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme });
+    // A full-page shot of a scrolled page draws a sticky header mid-page.
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: join(dir, `${name}-${colorScheme}.png`), fullPage: true });
   }
   await page.emulateMedia({ colorScheme: 'light' });
 }
