@@ -94,7 +94,7 @@ function describe(error: unknown, locale: string): Described {
  * Accept-Language), English by default. Asked only when an error is answered: a successful API
  * request never reads a header for it.
  */
-function apiLocale(request: FastifyRequest): string {
+export function apiLocale(request: FastifyRequest): string {
   return localeOf(request, 'en');
 }
 

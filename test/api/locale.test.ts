@@ -14,6 +14,7 @@ describe('API messages in the visitor’s language', () => {
   let t: TestApp;
   let token: string;
   let readOnly: string;
+  let another: string;
   let ip = 0;
 
   before(async () => {
@@ -21,6 +22,8 @@ describe('API messages in the visitor’s language', () => {
     const user = await createUser(t.app, { email: 'locale@example.com', password: 'locale-password-1' });
     token = await issueToken(t.app, user.email, 'locale-password-1');
     readOnly = (await t.app.services.tokens.issue(user.id, 'read', ['posts:read'])).plaintext;
+    // API_RATE_LIMIT counts per token: each case that needs one has its own.
+    another = (await t.app.services.tokens.issue(user.id, 'password', ['*'])).plaintext;
   });
   after(() => t.close());
 
@@ -65,6 +68,19 @@ describe('API messages in the visitor’s language', () => {
       status: 422,
       en: { message: 'The selected status is invalid.', errors: { status: ['The selected status is invalid.'] } },
       fr: { message: 'La valeur sélectionnée pour status est invalide.', errors: { status: ['La valeur sélectionnée pour status est invalide.'] } },
+    },
+    {
+      name: '422 from the password rules of PUT /api/user/password',
+      request: () => ({ method: 'PUT', url: '/api/user/password', headers: bearer(another), payload: { current_password: 'whatever', password: 'short', password_confirmation: 'other' } }),
+      status: 422,
+      en: {
+        message: 'The password field must be at least 8 characters.',
+        errors: { password: ['The password field must be at least 8 characters.', 'The password field confirmation does not match.'] },
+      },
+      fr: {
+        message: 'Le champ mot de passe doit contenir au moins 8 caractères.',
+        errors: { password: ['Le champ mot de passe doit contenir au moins 8 caractères.', 'La confirmation du champ mot de passe ne correspond pas.'] },
+      },
     },
     {
       name: '403 for a token without the ability',

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { checkNewPassword } from '../../modules/passwords/policy.js';
+import { apiLocale } from '../../plugins/errors.js';
 import { ValidationError } from '../../modules/shared/errors.js';
 import { presentUser } from '../../modules/users/users.presenter.js';
 import { keptBodies } from '../../perf/kept-bodies.js';
@@ -72,7 +73,9 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { current_password, password, password_confirmation } = request.body;
-      const errors = checkNewPassword(password, password_confirmation);
+      // The rules' messages are written here, in the caller's language (the error handler
+      // translates only the messages it writes itself).
+      const errors = checkNewPassword(password, password_confirmation, apiLocale(request));
       if (Object.keys(errors).length > 0) throw new ValidationError(errors);
       const caller = request.caller!;
       await app.services.users.changePassword(caller.user.id, current_password, password);
