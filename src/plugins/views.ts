@@ -125,7 +125,7 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
   // files (/assets, /vendor: a query each on PostgreSQL, for a file that never shows them) pay
   // nothing. A 404 under them still gets its page: renderErrorPage reads them when missing.
   app.addHook('onRoute', (route) => {
-    if (/^\/(api|docs|up|assets|vendor)(\/|$)/.test(route.url)) return;
+    if (/^\/(api|docs|up|assets|vendor|favicon\.ico)(\/|$)/.test(route.url)) return;
     const existing = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
     route.preHandler = [async (request: FastifyRequest) => void (await siteFor(request)), ...existing];
   });

@@ -1,6 +1,6 @@
 // The data layer's promises: SQLite pragmas, write transactions that lock up front, and the
-// constraints the API relies on (case-insensitive unique email, unique token digest and slug,
-// a user's tokens deleted with the user), on SQLite and PostgreSQL alike.
+// constraints the API relies on (case-insensitive unique email, unique token digest, a slug
+// unique per language, a user's tokens deleted with the user), on SQLite and PostgreSQL alike.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -99,10 +99,11 @@ describe('constraints (on the test database)', () => {
     await assert.rejects(insertToken(user.id, 'a'.repeat(64)), (error: unknown) => isUniqueViolation(error));
   });
 
-  it('refuses two posts with the same slug', async () => {
+  it('refuses two posts with the same slug in one language, and takes it in another', async () => {
     const post = { author_id: null, title: 'T', slug: 'same-slug', excerpt: '', body: '', locale: 'en', status: 'draft' as const, published_at: null, created_at: now(), updated_at: now() };
     await database.db.kysely.insertInto('posts').values(post).execute();
     await assert.rejects(database.db.kysely.insertInto('posts').values(post).execute(), (error: unknown) => isUniqueViolation(error));
+    await database.db.kysely.insertInto('posts').values({ ...post, locale: 'fr' }).execute();
   });
 
   it("deletes a user's tokens with the user, and keeps their posts without an author", async () => {

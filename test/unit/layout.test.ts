@@ -25,7 +25,8 @@ function importsOf(file: string): string[] {
   );
 }
 
-const FACES = ['http/api/', 'http/web/', 'http/admin/'];
+// The faces: each answers one kind of client (http/shared is what they may all use).
+const FACES = ['http/api/', 'http/web/', 'http/admin/', 'http/feeds/', 'http/dev/'];
 const faceOf = (path: string) => FACES.find((face) => path.startsWith(face));
 
 /** The imports of the files under `from` that `forbidden` refuses, as "file → import". */
@@ -42,7 +43,7 @@ describe('the layout of src/', () => {
     assert.ok(importsOf('app.ts').includes('fastify'));
   });
 
-  it('the faces (http/api, http/web, http/admin) import nothing from each other', () => {
+  it('the faces (http/api, web, admin, feeds, dev) import nothing from each other', () => {
     assert.deepEqual(violations((file) => faceOf(file) !== undefined, (file, imported) => faceOf(imported) !== undefined && faceOf(imported) !== faceOf(file)), []);
   });
 

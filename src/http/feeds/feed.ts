@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { newestPublished, type PublishedPost } from '../../modules/posts/published.repository.js';
 import { presentPost } from '../../modules/posts/posts.presenter.js';
-import { blogPath, postPath } from '../../modules/posts/urls.js';
+import { blogPath, feedTitle, postPath } from '../../modules/posts/urls.js';
 import { normalLocale, type SiteSettings } from '../../modules/settings/site.js';
 import { notFound } from '../../modules/shared/errors.js';
 import { changedAt, instant, latest, xml } from './xml.js';
@@ -27,15 +27,6 @@ function feedLocale(asked: unknown, site: SiteSettings): string {
   return locale;
 }
 
-/** A language's name in itself ("fr" is "français"), for the feed's title. */
-function languageName(code: string): string {
-  try {
-    return new Intl.DisplayNames([code], { type: 'language' }).of(code) ?? code;
-  } catch {
-    return code;
-  }
-}
-
 /**
  * An entry's id: a tag URI (RFC 4151) from the site's host, the post's creation day and its
  * id. It never changes when the post's slug, its title or the site's default language (hence
@@ -51,7 +42,7 @@ export function atomFeed(site: SiteSettings, locale: string, appUrl: string, pos
   const host = new URL(appUrl).hostname;
   // The explicit-locale address is the feed's id: it stays the same when the default changes.
   const self = absolute(`/feed.xml?locale=${encodeURIComponent(locale)}`);
-  const title = locale === site.defaultLocale ? site.name : `${site.name} (${languageName(locale)})`;
+  const title = feedTitle(site.name, locale, site.defaultLocale);
   const updated = latest(posts.map(changedAt)) ?? NEVER;
   const entries = posts.map((post) => {
     const shown = presentPost(post);

@@ -9,7 +9,7 @@ import type { Neighbour } from '../../modules/posts/posts.neighbours.js';
 import { presentPost, presentPostItem, type PostListItem } from '../../modules/posts/posts.presenter.js';
 import type { PostListRow } from '../../modules/posts/posts.repository.js';
 import { SLUG_PATTERN } from '../../modules/posts/slug.js';
-import { blogPath, postPath } from '../../modules/posts/urls.js';
+import { blogPath, feedTitle, languageName, postPath } from '../../modules/posts/urls.js';
 import { normalLocale, type SiteSettings } from '../../modules/settings/site.js';
 import { notFound } from '../../modules/shared/errors.js';
 import { localeOf } from '../../plugins/views.js';
@@ -39,15 +39,6 @@ function dateFor(iso: string | null, locale: string): { iso: string; text: strin
   if (iso === null) return null;
   const date = new Date(iso);
   return { iso: date.toISOString(), text: new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(date) };
-}
-
-/** A language's name in `locale` (in its own language, "fr" is "français"). */
-function languageName(code: string, locale: string): string {
-  try {
-    return new Intl.DisplayNames([locale], { type: 'language' }).of(code) ?? code;
-  } catch {
-    return code;
-  }
 }
 
 /**
@@ -104,7 +95,7 @@ export async function blogRoutes(app: FastifyInstance): Promise<void> {
   // Titled as the feed titles itself (src/http/feeds/feed.ts): the site, and another language by name.
   const feedOf = (site: SiteSettings, locale: string) => ({
     href: `/feed.xml?locale=${encodeURIComponent(locale)}`,
-    title: locale === site.defaultLocale ? site.name : `${site.name} (${languageName(locale, locale)})`,
+    title: feedTitle(site.name, locale, site.defaultLocale),
   });
 
   /** The first page of each language the site offers, for hreflang (none when it offers one). */
@@ -162,7 +153,7 @@ export async function blogRoutes(app: FastifyInstance): Promise<void> {
     const [neighbours, locales] = await Promise.all([app.services.posts.neighbours(found), app.services.posts.publishedLocales(found.slug)]);
     const post = presentPost(found);
     const link = (other: Neighbour | null): Link | null => (other === null ? null : { title: other.title, href: postPath(other, site.defaultLocale), lang: other.locale });
-    const translations = locales.map((code) => ({ locale: code, name: languageName(code, code), href: postPath({ slug: post.slug, locale: code }, site.defaultLocale) }));
+    const translations = locales.map((code) => ({ locale: code, name: languageName(code), href: postPath({ slug: post.slug, locale: code }, site.defaultLocale) }));
     return varies(reply).page('blog/post', {
       title: post.title,
       post: { title: post.title, lang: post.locale, html: keyboardScrollable(post.body_html), date: dateFor(post.published_at, visitor), author: post.author?.name ?? null },

@@ -17,3 +17,20 @@ export function blogPath(locale: string, page: number, defaultLocale: string): s
   const search = query.toString();
   return search === '' ? '/blog' : `/blog?${search}`;
 }
+
+/** A language's name in itself ("fr" is "français"); the code when the runtime does not know it. */
+export function languageName(code: string, inLocale: string = code): string {
+  try {
+    return new Intl.DisplayNames([inLocale], { type: 'language' }).of(code) ?? code;
+  } catch {
+    return code;
+  }
+}
+
+/**
+ * A locale's feed title, the same in the feed itself and in the pages that link to it: the
+ * site's name, and another language than the default by its own name ("Carnets (français)").
+ */
+export function feedTitle(siteName: string, locale: string, defaultLocale: string): string {
+  return locale === defaultLocale ? siteName : `${siteName} (${languageName(locale)})`;
+}
