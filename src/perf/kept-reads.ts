@@ -21,6 +21,16 @@ export function keptPublicPages(db: Db) {
 }
 
 /**
+ * A document rendered from the published posts (the sitemap: up to 50,000 addresses, most of a
+ * second to build on a big site), per the settings it shows (`key`), until a write or until the
+ * next scheduled post comes out. Each request still looks at the change counter: a query on
+ * PostgreSQL instead of a full read and render.
+ */
+export function keptDocument<Arg>(db: Db, key: (arg: Arg) => string, render: (arg: Arg) => Promise<{ body: string; until: number | null }>) {
+  return keptWhileUnchanged(db.changes, { maxEntries: 8, key, until: (document) => document.until }, render);
+}
+
+/**
  * The site settings every page shows (name, languages): on SQLite kept while the database is
  * unchanged, so a page costs no query for them. PostgreSQL's `data_version` does not move with
  * the settings table (no trigger on it), and looking at it would cost the same one query as

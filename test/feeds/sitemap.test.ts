@@ -2,6 +2,7 @@
 // list of each offered language, every published post), translations linked with hreflang.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MAX_URLS } from '../../src/http/feeds/sitemap.js';
 import { buildTestApp, type TestApp } from '../helpers.js';
 import { APP_URL, createPost, daysFromNow, parseXml, textOf } from './support.js';
@@ -90,6 +91,40 @@ describe('GET /sitemap.xml', () => {
       await t.app.services.settings.put('locales', ['en', 'fr'], true);
       await t.app.services.settings.put('default_locale', 'en', true);
     }
+  });
+});
+
+describe('GET /sitemap.xml over time', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildTestApp({ APP_URL });
+  });
+  after(() => t.close());
+
+  it('lists a post scheduled for later once its time has come, and not before', async () => {
+    await createPost(t.app, { title: 'Out', slug: 'out', published_at: daysFromNow(-1) });
+    const at = Date.now() + 3000;
+    await createPost(t.app, { title: 'Soon', slug: 'soon', published_at: new Date(at).toISOString() });
+    const listed = async () => locs(await sitemap(t)).includes(`${APP_URL}/blog/soon`);
+    // Read before its time (the answer came back before it), twice: the second may be a kept one.
+    const early = [await listed(), await listed()];
+    if (Date.now() < at) assert.deepEqual(early, [false, false]);
+    else assert.fail('the machine took over 3 s to answer: raise the delay');
+    let seen = false;
+    for (let tries = 0; tries < 100 && !seen; tries += 1) {
+      await sleep(100);
+      seen = await listed();
+    }
+    assert.ok(seen, 'listed once its time has come');
+    assert.ok(Date.now() >= at, 'listed only once its time has come');
+  });
+
+  it('shows a post written after the last read at the next one', async () => {
+    const before = locs(await sitemap(t));
+    await createPost(t.app, { title: 'Fresh', slug: 'fresh', published_at: daysFromNow(-0.5) });
+    const after = locs(await sitemap(t));
+    assert.ok(!before.includes(`${APP_URL}/blog/fresh`));
+    assert.ok(after.includes(`${APP_URL}/blog/fresh`));
   });
 });
 

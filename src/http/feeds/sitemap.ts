@@ -4,7 +4,8 @@
 // (xhtml:link, every version listing all of them and itself, and the address that picks by
 // language as x-default), the same alternates the pages' heads carry.
 import type { FastifyInstance } from 'fastify';
-import { publishedAddresses, type PublishedAddress } from '../../modules/posts/published.repository.js';
+import { nextPublication, publishedAddresses, type PublishedAddress } from '../../modules/posts/published.repository.js';
+import { keptDocument } from '../../perf/kept-reads.js';
 import { blogPath, postPath } from '../../modules/posts/urls.js';
 import type { SiteSettings } from '../../modules/settings/site.js';
 import { changedAt, latest, xml, type Xml } from './xml.js';
@@ -72,11 +73,22 @@ export function sitemap(site: SiteSettings, appUrl: string, posts: readonly Publ
 }
 
 export async function sitemapRoute(app: FastifyInstance): Promise<void> {
+  // Kept in memory while the posts are unchanged (src/perf/kept-reads.ts), per the settings the
+  // document shows, and until the next scheduled post comes out.
+  const render = keptDocument(
+    app.db,
+    (site: SiteSettings) => JSON.stringify([site.defaultLocale, listLocales(site), site.contentLocales]),
+    async (site: SiteSettings) => {
+      // The home page and the lists come first; the posts fill the rest of the protocol's limit.
+      const room = MAX_URLS - 1 - listLocales(site).length;
+      const now = new Date().toISOString();
+      const [posts, until] = await Promise.all([publishedAddresses(app.db.kysely, site.contentLocales, room, now), nextPublication(app.db.kysely, site.contentLocales, now)]);
+      return { body: sitemap(site, app.config.appUrl, posts), until };
+    },
+  );
   app.get('/sitemap.xml', { config: { auth: 'public' } }, async (request, reply) => {
     const site = request.site ?? app.services.settings.siteDefaults();
-    // The home page and the lists come first; the posts fill the rest of the protocol's limit.
-    const room = MAX_URLS - 1 - listLocales(site).length;
-    const posts = await publishedAddresses(app.db.kysely, site.contentLocales, room);
-    return sendDocument(reply, 'application/xml; charset=utf-8', sitemap(site, app.config.appUrl, posts));
+    const { body } = await render(site);
+    return sendDocument(reply, 'application/xml; charset=utf-8', body);
   });
 }

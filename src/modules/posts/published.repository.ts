@@ -47,3 +47,11 @@ export function publishedAddresses(db: Q, locales: readonly string[] | null, lim
     .$narrowType<{ published_at: string }>()
     .execute();
 }
+
+/** When the next post scheduled in `locales` (null: any) comes out, in ms since the epoch; null when none is. */
+export async function nextPublication(db: Q, locales: readonly string[] | null, now = new Date().toISOString()): Promise<number | null> {
+  let query = db.selectFrom('posts').where('status', '=', 'published').where('published_at', '>', now);
+  if (locales !== null) query = query.where('locale', 'in', [...locales]);
+  const row = await query.select((eb) => eb.fn.min('published_at').as('at')).executeTakeFirst();
+  return row?.at === null || row?.at === undefined ? null : Date.parse(row.at);
+}
