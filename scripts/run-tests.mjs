@@ -24,6 +24,7 @@ const SLOWEST_FIRST = [
   'test/cli/commands.test.ts', // 20 s
   'test/faults/slow-clients.test.ts', // 16 s
   'test/cli/process.test.ts', // 14 s
+  'test/browser/mobile-tables.test.ts', // 20 s in a full run (2026-11-24)
   'test/browser/accounts.test.ts', // 13 s
   'test/faults/startup-failures.test.ts', // 13 s (2026-11-24): a server process per failure
   'test/load/api-mix.test.ts', // 11 s
@@ -38,6 +39,9 @@ const SLOWEST_FIRST = [
   'test/browser/dev-mail.test.ts', // 2026-11-24: about 10 s
   'test/feeds/sitemap.test.ts', // 5 s SQLite, 11 s PostgreSQL on a loaded machine (2026-11-24): 50,000 posts for the sitemap's limit
   'test/fuzz/forms.test.ts', // 7 s
+  'test/browser/page-layout.test.ts', // 11 s in a full run (2026-11-24)
+  'test/browser/blog.test.ts', // 10 s in a full run (2026-11-24)
+  'test/browser/dev-mail.test.ts', // 7 s in a full run (2026-11-24)
 ];
 const rank = (file) => {
   const i = SLOWEST_FIRST.indexOf(file.split(sep).join('/'));
