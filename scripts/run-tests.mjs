@@ -41,7 +41,6 @@ const SLOWEST_FIRST = [
   'test/fuzz/forms.test.ts', // 7 s
   'test/browser/page-layout.test.ts', // 11 s in a full run (2026-11-24)
   'test/browser/blog.test.ts', // 10 s in a full run (2026-11-24)
-  'test/browser/dev-mail.test.ts', // 7 s in a full run (2026-11-24)
 ];
 const rank = (file) => {
   const i = SLOWEST_FIRST.indexOf(file.split(sep).join('/'));
