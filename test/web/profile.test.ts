@@ -145,6 +145,25 @@ describe('profile', () => {
     });
   }
 
+  it('stops checking the current password after five tries a minute (429), even the right one, and changes nothing', async () => {
+    const { user, client } = await loggedIn();
+    const change = (current: string) => client.post('/profile/password', { current_password: current, password: 'new-password-42', password_confirmation: 'new-password-42' });
+    for (let i = 0; i < 5; i += 1) assert.equal((await change(`wrong-${i}-password`)).statusCode, 422);
+    const limited = await change('profile-password-1');
+    assert.equal(limited.statusCode, 429);
+    assert.ok(Number(limited.headers['retry-after']) > 0);
+    assert.match(fieldError(limited.body, 'current_password') ?? '', /Too many/);
+    assert.ok(await t.app.services.users.attempt(user.email, 'profile-password-1'), 'the old password still works');
+  });
+
+  it('counts the tries per account: another account changes its password meanwhile', async () => {
+    const first = await loggedIn();
+    for (let i = 0; i < 6; i += 1) await first.client.post('/profile/password', { current_password: `wrong-${i}-password`, password: 'new-password-42', password_confirmation: 'new-password-42' });
+    const second = await loggedIn();
+    const response = await second.client.post('/profile/password', { current_password: 'profile-password-1', password: 'new-password-42', password_confirmation: 'new-password-42' });
+    assert.equal(response.statusCode, 303);
+  });
+
   it('changes the password, keeps this browser logged in under a new session id, and ends every other session and API token', async () => {
     const { user, client } = await loggedIn();
     const elsewhere = new WebClient(t.app);

@@ -65,7 +65,7 @@ export async function profileRoutes(app: FastifyInstance): Promise<void> {
         password: field(request, 'password'),
         password_confirmation: field(request, 'password_confirmation'),
       };
-      await app.services.auth.changePassword(user, input, locale, schemaErrors(request, locale));
+      await app.services.auth.changePassword(user, input, locale, request.ip, schemaErrors(request, locale));
       // Every session, device and token is gone; this browser stays logged in, under a new id.
       const remembered = hasRememberCookie(request);
       await app.loginSite(request, user);

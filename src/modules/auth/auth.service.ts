@@ -185,8 +185,21 @@ export class AuthService {
    * Checks the current password and sets the new one, then signs the user out everywhere: every
    * browser session, every remembered device and every API token (the API's own password change
    * revokes the other tokens too). The caller logs the current browser back in with a new id.
+   *
+   * The current password is checked here, so the form is an oracle for it to whoever holds the
+   * session (a borrowed or stolen one): throttled per user + IP like the login and the password
+   * confirmation. Past LOGIN_MAX_ATTEMPTS tries in a window the answer is 429 and no password is
+   * checked; a successful change clears the count.
    */
-  async changePassword(user: User, input: PasswordChange, locale: string, earlier: FieldErrors = {}): Promise<void> {
+  async changePassword(user: User, input: PasswordChange, locale: string, ip: string, earlier: FieldErrors = {}): Promise<void> {
+    const key = `change-password|${user.id}|${ip}`;
+    if (earlier.current_password === undefined) {
+      const state = await this.deps.throttle.attempt(key, LOGIN_MAX_ATTEMPTS, LOGIN_DECAY_SECONDS);
+      if (state.limited) {
+        const message = t(locale, 'auth.throttle', { seconds: state.retryAfterSeconds, minutes: Math.ceil(state.retryAfterSeconds / 60) });
+        throw new AppError(429, message, { current_password: [message] }, { 'retry-after': String(state.retryAfterSeconds) });
+      }
+    }
     const rules = earlier.password === undefined ? checkNewPassword(input.password, input.password_confirmation, locale) : {};
     if (hasErrors(rules) || hasErrors(earlier)) {
       const current: FieldErrors = {};
@@ -200,6 +213,7 @@ export class AuthService {
     } catch (error) {
       throw localized(error, locale);
     }
+    await this.deps.throttle.clear(key);
     await this.signOutEverywhere(user.id);
   }
 
