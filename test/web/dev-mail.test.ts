@@ -148,6 +148,18 @@ describe('the development mailbox', () => {
     assert.equal(forwarded.statusCode, 403);
   });
 
+  it('refuses a page of another site that points its name at this machine (DNS rebinding), and answers localhost, 127.0.0.1 and APP_URL', async () => {
+    for (const host of ['evil.example', 'evil.example:3000', 'localhost.evil.example', '127.0.0.1.nip.io']) {
+      const response = await setup.t.app.inject({ method: 'GET', url: `/_dev/mail/${id}`, headers: { host } });
+      assert.equal(response.statusCode, 403, host);
+      assert.ok(!response.body.includes('reset-password'), host);
+    }
+    const appHost = new URL(setup.t.config.appUrl).host;
+    for (const host of ['localhost:3000', '127.0.0.1:3000', '[::1]:3000', appHost]) {
+      assert.equal((await setup.t.app.inject({ method: 'GET', url: `/_dev/mail/${id}`, headers: { host } })).statusCode, 200, host);
+    }
+  });
+
   it('speaks French to a French browser', async () => {
     const response = await setup.t.app.inject({ method: 'GET', url: '/_dev/mail', headers: { 'accept-language': 'fr' } });
     assert.ok(response.body.includes('Boîte aux lettres de développement'));

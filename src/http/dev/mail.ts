@@ -26,9 +26,26 @@ const FORWARDED = ['forwarded', 'x-forwarded-for', 'x-real-ip'];
  * socket's address, not request.ip, and no forwarding header: a reverse proxy on the same
  * machine connects from loopback too, but says whom it forwards for.
  */
-function assertLocal(request: FastifyRequest, locale: Locale): void {
+function assertLocal(request: FastifyRequest, locale: Locale, appHost: string): void {
   const local = LOOPBACK.has(request.socket.remoteAddress ?? '') && FORWARDED.every((name) => request.headers[name] === undefined);
-  if (!local) throw new AppError(403, t(locale, 'dev_mail.local_only'));
+  if (!local || !localHost(request.headers.host, appHost)) throw new AppError(403, t(locale, 'dev_mail.local_only'));
+}
+
+/**
+ * The address the browser asked for names this machine (or APP_URL's host). Without this check
+ * a web page the developer opens elsewhere could point its own name at 127.0.0.1 (DNS
+ * rebinding) and read the mailbox as a same-origin page: the connection would come from
+ * loopback, but with the page's own host name in the Host header.
+ */
+function localHost(header: string | undefined, appHost: string): boolean {
+  if (header === undefined) return false;
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${header}`).hostname;
+  } catch {
+    return false;
+  }
+  return hostname === 'localhost' || hostname === '127.0.0.1' || hostname === '[::1]' || hostname === appHost;
 }
 
 /** A stored time in the visitor's language, in UTC. */
@@ -45,8 +62,9 @@ const HTML_PART_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src
 export async function devMailRoutes(app: FastifyInstance): Promise<void> {
   const directory = devMailDirectory(app.config, app.services.mail);
   if (directory === null) return;
+  const appHost = new URL(app.config.appUrl).hostname;
   const found = async (request: FastifyRequest<{ Params: { id: string } }>, locale: Locale) => {
-    assertLocal(request, locale);
+    assertLocal(request, locale, appHost);
     const mail = await readMail(directory, request.params.id);
     if (mail === null) throw notFound();
     return mail;
@@ -54,7 +72,7 @@ export async function devMailRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/', { config: { auth: 'public' } }, async (request, reply) => {
     const locale = localeFor(app, request);
-    assertLocal(request, locale);
+    assertLocal(request, locale, appHost);
     return reply.page('dev/mail-list', { mails: await listMails(directory), directory, limit: MAILBOX_LIMIT, when: formatter(locale) });
   });
 
