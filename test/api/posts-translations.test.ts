@@ -229,7 +229,7 @@ describe('the demo seed', () => {
     assert.equal(shared.length, 19, 'every French topic but the last translates an English one');
     const slug = 'getting-started-with-personal-access-tokens';
     assert.ok(shared.some((row) => row.slug === slug));
-    assert.deepEqual(await t.app.services.posts.publishedLocales(slug), ['en', 'fr']);
+    assert.deepEqual((await t.app.services.posts.findPublishedVersion(slug))?.locales, ['en', 'fr']);
     const french = await t.app.inject({ url: `/api/posts/${slug}?locale=fr`, headers: { accept: 'application/json' } });
     assert.equal((french.json() as PostJson).data.title, 'Premiers pas avec les jetons d’accès');
     assert.ok(await t.app.services.posts.findAny('notes-de-version-edition-d-ete', 'fr'), 'the French-only post has a slug of its own');

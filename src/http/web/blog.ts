@@ -148,9 +148,10 @@ export async function blogRoutes(app: FastifyInstance): Promise<void> {
     const visitor = visitorLocale(request);
     const { slug } = request.params;
     const preferred = [askedLocale(request, site) ?? visitor, site.defaultLocale];
-    const found = SLUG.test(slug) ? await app.services.posts.findPublished(slug, preferred) : undefined;
-    if (found === undefined) throw notFound();
-    const [neighbours, locales] = await Promise.all([app.services.posts.neighbours(found), app.services.posts.publishedLocales(found.slug)]);
+    const version = SLUG.test(slug) ? await app.services.posts.findPublishedVersion(slug, preferred) : undefined;
+    if (version === undefined) throw notFound();
+    const { post: found, locales } = version;
+    const neighbours = await app.services.posts.neighbours(found);
     const post = presentPost(found);
     const link = (other: Neighbour | null): Link | null => (other === null ? null : { title: other.title, href: postPath(other, site.defaultLocale), lang: other.locale });
     const translations = locales.map((code) => ({ locale: code, name: languageName(code), href: postPath({ slug: post.slug, locale: code }, site.defaultLocale) }));

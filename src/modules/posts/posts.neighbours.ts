@@ -3,6 +3,7 @@
 // the links visits every listed post once. Both reads run on posts_listing_index.
 import type { Kysely } from 'kysely';
 import type { Database, Post } from '../../db/types.js';
+import { publishedAt } from './published.repository.js';
 
 /** What a link to a neighbouring post needs. */
 export type Neighbour = Pick<Post, 'id' | 'title' | 'slug' | 'locale' | 'published_at'>;
@@ -16,12 +17,7 @@ export type Neighbours = { previous: Neighbour | null; next: Neighbour | null };
 export async function publishedNeighbours(db: Kysely<Database>, post: Pick<Post, 'id' | 'locale' | 'published_at'>, now: string): Promise<Neighbours> {
   const at = post.published_at;
   if (at === null) return { previous: null, next: null };
-  const listed = db
-    .selectFrom('posts')
-    .select(['id', 'title', 'slug', 'locale', 'published_at'])
-    .where('status', '=', 'published')
-    .where('locale', '=', post.locale)
-    .where('published_at', '<=', now);
+  const listed = publishedAt(db, now).select(['id', 'title', 'slug', 'locale', 'published_at']).where('locale', '=', post.locale);
   const [previous, next] = await Promise.all([
     listed
       .where((eb) => eb.or([eb('published_at', '<', at), eb.and([eb('published_at', '=', at), eb('id', '<', post.id)])]))

@@ -145,16 +145,6 @@ export function findPostWithAuthor(db: Q, id: number): Promise<PostWithAuthor | 
   return withAuthor(db).where('posts.id', '=', id).executeTakeFirst();
 }
 
-/** The published posts with this slug whose time has come (one per locale at most), oldest first. */
-export function findPublishedBySlug(db: Q, slug: string, now: string): Promise<PostWithAuthor[]> {
-  return withAuthor(db)
-    .where('posts.slug', '=', slug)
-    .where('posts.status', '=', 'published')
-    .where('posts.published_at', '<=', now)
-    .orderBy('posts.id')
-    .execute();
-}
-
 /**
  * Whether another post of `locale` has this slug. A slug is unique per locale (the index
  * posts_slug_locale_unique): a translation shares its original's slug.

@@ -11,12 +11,12 @@ import { isUniqueViolation } from '../../db/errors.js';
 import type { MaybePromise } from '../shared/maybe-promise.js';
 import { slugify } from './slug.js';
 import { publishedNeighbours, type Neighbours } from './posts.neighbours.js';
+import { findPublishedBySlug } from './published.repository.js';
 import {
   countPosts,
   deletePost,
   findPostWithAuthor,
   findPostsBySlug,
-  findPublishedBySlug,
   insertPost,
   listPosts,
   slugTaken,
@@ -82,17 +82,17 @@ export class PostService {
    * slug: the one in the first of `preferred` locales that has one, else the oldest.
    */
   async findPublished(slug: string, preferred: readonly string[] = []): Promise<PostWithAuthor | undefined> {
-    const posts = await findPublishedBySlug(this.db.kysely, slug, new Date().toISOString());
-    for (const locale of preferred) {
-      const post = posts.find((candidate) => candidate.locale === locale);
-      if (post !== undefined) return post;
-    }
-    return posts[0];
+    return (await this.findPublishedVersion(slug, preferred))?.post;
   }
 
-  /** The locales in which a post with this slug can be read now (its translations and itself). */
-  async publishedLocales(slug: string): Promise<string[]> {
-    return (await findPublishedBySlug(this.db.kysely, slug, new Date().toISOString())).map((post) => post.locale);
+  /**
+   * The same post, with the locales in which its slug can be read now (its translations and
+   * itself), from one read: the blog's post page shows both.
+   */
+  async findPublishedVersion(slug: string, preferred: readonly string[] = []): Promise<{ post: PostWithAuthor; locales: string[] } | undefined> {
+    const posts = await findPublishedBySlug(this.db.kysely, slug, new Date().toISOString());
+    const post = preferred.map((locale) => posts.find((candidate) => candidate.locale === locale)).find((found) => found !== undefined) ?? posts[0];
+    return post === undefined ? undefined : { post, locales: posts.map((each) => each.locale) };
   }
 
   /** The published posts just older and just newer than `post` in its locale (the blog's previous/next). */

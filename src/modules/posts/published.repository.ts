@@ -14,13 +14,25 @@ export type PublishedPost = PostWithAuthor & { published_at: string };
 /** Where a published post lives and when it last changed, for the sitemap. */
 export type PublishedAddress = { id: number; slug: string; locale: string; published_at: string; updated_at: string };
 
-function published(db: Q, now: string) {
+/** The posts the public may read at `now`: published, and their publication time has come. */
+export function publishedAt(db: Q, now: string) {
   return db.selectFrom('posts').where('posts.status', '=', 'published').where('posts.published_at', '<=', now);
+}
+
+/** The published posts with this slug whose time has come (one per locale at most), oldest first. */
+export function findPublishedBySlug(db: Q, slug: string, now: string): Promise<PostWithAuthor[]> {
+  return publishedAt(db, now)
+    .where('posts.slug', '=', slug)
+    .leftJoin('users', 'users.id', 'posts.author_id')
+    .selectAll('posts')
+    .select('users.name as author_name')
+    .orderBy('posts.id')
+    .execute();
 }
 
 /** The `limit` newest published posts of a locale, with their bodies and authors' names. */
 export function newestPublished(db: Q, locale: string, limit: number, now = new Date().toISOString()): Promise<PublishedPost[]> {
-  return published(db, now)
+  return publishedAt(db, now)
     .where('posts.locale', '=', locale)
     .leftJoin('users', 'users.id', 'posts.author_id')
     .selectAll('posts')
@@ -37,7 +49,7 @@ export function newestPublished(db: Q, locale: string, limit: number, now = new 
  * most `limit`.
  */
 export function publishedAddresses(db: Q, locales: readonly string[] | null, limit: number, now = new Date().toISOString()): Promise<PublishedAddress[]> {
-  let query = published(db, now);
+  let query = publishedAt(db, now);
   if (locales !== null) query = query.where('posts.locale', 'in', [...locales]);
   return query
     .select(['posts.id', 'posts.slug', 'posts.locale', 'posts.published_at', 'posts.updated_at'])
