@@ -23,7 +23,7 @@
 // time) says until when it holds.
 import type SQLite from 'better-sqlite3';
 import type pg from 'pg';
-import type { MaybePromise } from '../modules/shared/maybe-promise.js';
+import type { MaybePromise } from '../lib/maybe-promise.js';
 import type { CommitWatch } from './commit-watch.js';
 
 /** A value and the time (ms since the epoch) until which it holds even if nothing is written; null: until a write. */

@@ -2,7 +2,7 @@
 // without it stops the app at start-up, so no route is public by accident.
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, preValidationHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { then } from '../modules/shared/maybe-promise.js';
+import { then } from '../lib/maybe-promise.js';
 import { can } from '../modules/tokens/abilities.js';
 import { parseBearer, type TokenCredentials } from '../modules/tokens/token-string.js';
 import { forbidden, unauthenticated } from '../modules/shared/errors.js';

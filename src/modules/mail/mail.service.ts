@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import { t } from '../i18n/translator.js';
-import type { MaybePromise } from '../shared/maybe-promise.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 import { LogMailer, type MailLogger, type Mailer, type OutgoingMail } from './mailer.js';
 
 /** A notification in Laravel's shape: lines, one action button, more lines. */

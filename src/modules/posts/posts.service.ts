@@ -8,7 +8,7 @@ import type { Message } from '../i18n/translator.js';
 import { ValidationError, invalid, type FieldMessages } from '../shared/errors.js';
 import { parsePanelTime } from './panel-time.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import type { MaybePromise } from '../shared/maybe-promise.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 import { slugify } from './slug.js';
 import { publishedNeighbours, type Neighbours } from './posts.neighbours.js';
 import { findPublishedBySlug } from './published.repository.js';

@@ -1,7 +1,7 @@
 // Site settings: key → JSON value, each marked public or private. Only public ones leave the
 // service through GET /api/settings; mail credentials and the like stay private.
 import type { Db } from '../../db/connect.js';
-import { then, type MaybePromise } from '../shared/maybe-promise.js';
+import { then, type MaybePromise } from '../../lib/maybe-promise.js';
 import { decodeSetting as decode, siteValues } from './settings.repository.js';
 import { siteSettings, type SiteDefaults, type SiteSettings } from './site.js';
 

@@ -1,7 +1,7 @@
 // Issuing, validating and revoking personal access tokens.
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/connect.js';
-import { then, type MaybePromise } from '../shared/maybe-promise.js';
+import { then, type MaybePromise } from '../../lib/maybe-promise.js';
 import { ABILITIES, parseAbilities, type Ability } from './abilities.js';
 import { effectiveExpiry } from './expiry.js';
 import { tokenLookup, type AuthenticatedToken, type FoundToken } from './tokens.repository.js';
