@@ -7,11 +7,12 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../modules/shared/errors.js';
 import { wantsJson } from '../../plugins/web-guard.js';
-import { safeBackPath } from '../shared/back-path.js';
+import { safeBackPath, sameSitePath } from '../shared/back-path.js';
 import { done, field, localeFor, schemaErrors } from '../shared/forms.js';
 import { submit } from './forms.js';
 
 export const CONFIRM_PASSWORD_PATH = '/user/confirm-password';
+const CONFIRMED_STATUS_PATH = '/user/confirmed-password-status';
 
 declare module 'fastify' {
   interface Session {
@@ -85,8 +86,7 @@ export function requirePasswordConfirmed(app: FastifyInstance) {
 export function takeConfirmIntended(request: FastifyRequest): string {
   const intended = request.session.confirmIntended;
   delete request.session.confirmIntended;
-  if (typeof intended !== 'string' || !intended.startsWith('/') || intended.startsWith('//') || intended.startsWith('/\\')) return '/security';
-  return intended;
+  return (typeof intended === 'string' ? sameSitePath(intended) : null) ?? '/security';
 }
 
 export async function confirmPasswordRoutes(app: FastifyInstance): Promise<void> {
@@ -94,7 +94,12 @@ export async function confirmPasswordRoutes(app: FastifyInstance): Promise<void>
 
   app.get(CONFIRM_PASSWORD_PATH, { config: { auth: 'user' } }, async (request, reply) => reply.page(page.template, { confirmExtras: await confirmExtras(app, request) }));
 
-  app.post(CONFIRM_PASSWORD_PATH, { config: { auth: 'user' }, schema: { body: ConfirmBody }, attachValidation: true }, async (request, reply) =>
+  // Fortify's status for an SPA: whether a sensitive action would pass now, or ask first.
+  app.get(CONFIRMED_STATUS_PATH, { config: { auth: 'user', spa: true } }, async (request, reply) =>
+    reply.header('cache-control', 'no-store').send({ confirmed: passwordConfirmed(app, request) }),
+  );
+
+  app.post(CONFIRM_PASSWORD_PATH, { config: { auth: 'user', spa: true }, schema: { body: ConfirmBody }, attachValidation: true }, async (request, reply) =>
     submit(request, reply, { ...page, data: { confirmExtras: await confirmExtras(app, request) } }, async () => {
       const locale = localeFor(app, request);
       const user = await app.services.users.findById(request.siteUser!.id);

@@ -3,14 +3,15 @@
 // envelope for a script asking for JSON.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { wantsJson } from '../../plugins/web-guard.js';
+import { sameSitePath } from '../shared/back-path.js';
 import { field, localeFor, refusal } from '../shared/forms.js';
 
 /** The page first asked for before login, if it is a local page of the site. */
 export function takeIntended(request: FastifyRequest): string | null {
   const intended = request.session.intended;
   delete request.session.intended;
-  // Only a path of this site: "//host" is another site, and the panel has its own login.
-  if (typeof intended !== 'string' || !intended.startsWith('/') || intended.startsWith('//') || intended.startsWith('/\\')) return null;
+  // Only a path of this site (sameSitePath), and the panel has its own login.
+  if (typeof intended !== 'string' || sameSitePath(intended) === null) return null;
   if (intended === '/admin' || intended.startsWith('/admin/')) return null;
   return intended;
 }
