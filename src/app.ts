@@ -123,8 +123,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(requestLogPlugin);
   // Responses finished in one event-loop turn are written together at its end.
   await app.register(responseBatchPlugin);
+  // Each plugin names the plugins and shared objects it needs (fastify-plugin's `dependencies`
+  // and `decorators`): one registered before what it needs stops the start. The routes come
+  // after every plugin whose onRoute hook reads them (guards, limits, the OpenAPI document).
   await app.register(apiGuardPlugin);
-  // After the API guard, before the routes: its onRoute hook adds the limits to each /api route.
   await app.register(rateLimitPlugin);
 
   // First-party SPAs and CORS; cookies are parsed everywhere (the SPA check reads the session cookie).
@@ -133,7 +135,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(statefulPlugin);
   await app.register(viewsPlugin);
 
-  // Before the API routes: the OpenAPI document is collected from onRoute.
   await app.register(openapiPlugin);
 
   await app.register(healthRoutes);

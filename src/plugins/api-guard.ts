@@ -102,4 +102,4 @@ export const apiGuardPlugin = fp(async (app: FastifyInstance) => {
     };
     route.preValidation = [guard, ...hooks];
   });
-});
+}, { name: 'api-guard', decorators: { fastify: ['config', 'services'] } });

@@ -8,11 +8,11 @@ import type { ErrorObject } from 'ajv';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { AppError, ValidationError, type FieldErrors } from '../modules/shared/errors.js';
 import { t } from '../modules/i18n/translator.js';
+import type { ErrorBody } from '../http/shared/schemas.js';
 import { formatValidationErrors } from '../http/shared/validation.js';
 import { localeOf } from './views.js';
 import { wantsJson } from './web-guard.js';
 
-export type ErrorBody = { message: string; errors: FieldErrors };
 
 const GENERIC: Record<number, string> = {
   400: 'The request could not be understood.',
@@ -119,18 +119,6 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
   else void reply.code(status).type('text/plain; charset=utf-8').send(body.message);
 }
 
-/**
- * In development, the other reason for a 419 than an old page: APP_URL is https, so the session
- * cookie is Secure, and this request came over http (no trusted proxy said otherwise), where
- * @fastify/session sets no Secure cookie, so the form never had a session. The hint's locale key,
- * or null. Production pages never explain the deployment (the start logs that warning instead).
- */
-export function csrfFailureHint(request: FastifyRequest, status: number): string | null {
-  const config = request.server.config;
-  if (status !== 419 || config.env !== 'development') return null;
-  return config.appUrl.startsWith('https:') && request.protocol !== 'https' ? 'errors.hint.419_insecure' : null;
-}
-
 export type ErrorPageRenderer = (request: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody) => unknown;
 
 declare module 'fastify' {
@@ -199,4 +187,4 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     }
     return app.renderErrorPage(request, reply, status, body);
   });
-});
+}, { name: 'errors', decorators: { fastify: ['config'] } });

@@ -179,4 +179,4 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
       addRouteHook(route as unknown as Record<string, unknown>, 'preHandler', loginLimit);
     }
   });
-});
+}, { name: 'rate-limit', dependencies: ['api-guard'] });

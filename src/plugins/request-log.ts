@@ -64,5 +64,5 @@ export const requestLogPlugin = fp(async (app: FastifyInstance) => {
     }
     done();
   });
-});
+}, { name: 'request-log' });
 

@@ -63,7 +63,7 @@ export { deriveKey } from '../modules/shared/keys.js';
 /** Cookie parsing and signing, for every route (the SPA check reads the session cookie). */
 export const cookiePlugin = fp(async (app: FastifyInstance) => {
   await app.register(cookie, { secret: deriveKey(app.config.appKey, 'cookies').toString('hex') });
-});
+}, { name: 'cookie', decorators: { fastify: ['config'] } });
 
 const sessionSecret = (appKey: Buffer): string => deriveKey(appKey, 'session').toString('hex');
 
@@ -105,4 +105,4 @@ export const sessionPlugin = fp(async (app: FastifyInstance) => {
   });
   // Issues tokens (reply.generateCsrf); web-guard.ts checks them on every unsafe form action.
   await app.register(csrf, { sessionPlugin: '@fastify/session', logLevel: 'debug' });
-});
+}, { name: 'session', dependencies: ['cookie'], decorators: { fastify: ['config', 'services'] } });

@@ -18,4 +18,4 @@ export const shutdownPlugin = fp(async (app: FastifyInstance) => {
     done(new AppError(503, 'Service Unavailable.'));
   };
   app.addHook('onRequest', refuseWhileClosing);
-});
+}, { name: 'shutdown' });

@@ -87,7 +87,7 @@ export const statefulPlugin = fp(
       return { user: authUser(user), tokenId: null, abilities: ['*'] };
     });
   },
-  { name: 'stateful' },
+  { name: 'stateful', dependencies: ['cookie', 'api-guard'] },
 );
 
 // The idle lifetime restarts with use, as on the pages: at most once a minute the row's expiry

@@ -9,7 +9,7 @@ import fp from 'fastify-plugin';
 import { LOCALES, isLocale, t, type Locale } from '../modules/i18n/translator.js';
 import type { SiteSettings } from '../modules/settings/site.js';
 import type { FieldErrors } from '../modules/shared/errors.js';
-import { csrfFailureHint, type ErrorBody } from './errors.js';
+import type { ErrorBody } from '../http/shared/schemas.js';
 import { wantsJson } from './web-guard.js';
 
 export const LOCALE_COOKIE = 'locale';
@@ -80,6 +80,18 @@ function takeFlash(request: FastifyRequest): Record<string, unknown> {
 /** Stores messages for the next page (after a redirect). */
 export function flash(request: FastifyRequest, values: Record<string, unknown>): void {
   request.session.flash = { ...(request.session.flash ?? {}), ...values };
+}
+
+/**
+ * In development, the other reason for a 419 than an old page: APP_URL is https, so the session
+ * cookie is Secure, and this request came over http (no trusted proxy said otherwise), where
+ * @fastify/session sets no Secure cookie, so the form never had a session. The hint's locale key,
+ * or null. Production pages never explain the deployment (the start logs that warning instead).
+ */
+export function csrfFailureHint(request: FastifyRequest, status: number): string | null {
+  const config = request.server.config;
+  if (status !== 419 || config.env !== 'development') return null;
+  return config.appUrl.startsWith('https:') && request.protocol !== 'https' ? 'errors.hint.419_insecure' : null;
 }
 
 export const viewsPlugin = fp(async (app: FastifyInstance) => {
@@ -174,7 +186,7 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
     const hint = csrfFailureHint(request, status);
     return reply.page('errors/error', { statusCode: status, title, message, hint: hint === null ? null : t(locale, hint) }, status);
   };
-});
+}, { name: 'views', dependencies: ['errors', 'cookie'] });
 
 declare module 'fastify' {
   interface FastifyRequest {

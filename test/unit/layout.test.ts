@@ -105,6 +105,14 @@ describe('the layout of src/', () => {
     assert.deepEqual(violations((file) => file.startsWith('modules/'), (_file, imported) => outside(imported)), []);
   });
 
+  it('no file reaches itself: src/ has no import cycle (plugins/errors.ts and views.ts imported each other)', () => {
+    const cycles = sources().flatMap((file) => {
+      const chain = forbiddenChain(file, (imported) => imported === file);
+      return chain === null ? [] : [chain.join(' → ')];
+    });
+    assert.deepEqual(cycles, []);
+  });
+
   it('lib/ (generic helpers anyone may use) reaches nothing of the project outside lib/', () => {
     assert.deepEqual(violations((file) => file.startsWith('lib/'), (_file, imported) => imported.endsWith('.ts') && !imported.startsWith('lib/')), []);
   });

@@ -1,6 +1,6 @@
 // Response schemas every face and plugin may name: the error envelope and an empty answer. The
 // API registers ErrorEnvelope; openapi.ts and stateful.ts describe their routes with these.
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 export const ErrorEnvelope = Type.Object(
   {
@@ -9,6 +9,9 @@ export const ErrorEnvelope = Type.Object(
   },
   { $id: 'ErrorEnvelope', description: 'Every API failure: a summary and the messages of each failing field.' },
 );
+
+/** The envelope's value: what an error answer (JSON, or the message of an error page) carries. */
+export type ErrorBody = Static<typeof ErrorEnvelope>;
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Malformed request (e.g. invalid JSON).',
