@@ -1,15 +1,14 @@
 // Cross-origin access, in three classes of origin:
 // - the first-party SPAs (SANCTUM_STATEFUL_DOMAINS): CORS with credentials, on the API, the
-//   CSRF-cookie endpoint and the session actions they call (login, logout, …);
+//   CSRF-cookie endpoint and the session steps they call (login, the two-factor code, the
+//   password confirmation, logout, …): each such route says `config: { spa: true }`, read here as
+//   the route is added, so a new step cannot be left out of a list kept elsewhere;
 // - CORS_ALLOWED_ORIGINS: token-only third parties, CORS on the API without credentials, so a
 //   browser never sends them the session cookie's answers;
 // - everyone else: no CORS headers at all (the browser keeps the answer from the page).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { CSRF_COOKIE_PATH, isFromStatefulFrontend } from './stateful.js';
-
-/** The session actions that answer JSON to an SPA (the browser-accounts routes). */
-export const SPA_SESSION_PATHS: readonly string[] = ['/login', '/logout', '/register', '/forgot-password', '/reset-password'];
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const TOKEN_HEADERS = ['Accept', 'Authorization', 'Content-Type', 'X-Requested-With', 'If-None-Match'];
@@ -23,9 +22,9 @@ function isApiPath(path: string): boolean {
   return path === '/api' || path.startsWith('/api/');
 }
 
-/** Paths a first-party SPA calls across origins. */
-export function isStatefulCorsPath(path: string): boolean {
-  return isApiPath(path) || path === CSRF_COOKIE_PATH || SPA_SESSION_PATHS.includes(path);
+/** Whether a first-party SPA calls this path across origins: the API, the CSRF cookie, a session step. */
+function isStatefulCorsPath(path: string, spaPaths: ReadonlySet<string>): boolean {
+  return isApiPath(path) || path === CSRF_COOKIE_PATH || spaPaths.has(path);
 }
 
 /** An origin in its canonical form (scheme://host[:port], lowercase), or null. */
@@ -38,10 +37,12 @@ function canonicalOrigin(value: string): string | null {
   }
 }
 
-function allowed(request: FastifyRequest, config: { stateful: readonly string[]; anyThirdParty: boolean; thirdParty: Set<string> }, origin: string) {
+type CorsConfig = { stateful: readonly string[]; anyThirdParty: boolean; thirdParty: Set<string>; spaPaths: Set<string> };
+
+function allowed(request: FastifyRequest, config: CorsConfig, origin: string) {
   const path = pathOf(request);
   // With an Origin header present, the stateful check reads it (never the Referer).
-  if (isStatefulCorsPath(path) && isFromStatefulFrontend(request, config.stateful)) {
+  if (isStatefulCorsPath(path, config.spaPaths) && isFromStatefulFrontend(request, config.stateful)) {
     return { allowOrigin: origin, credentials: true, headers: STATEFUL_HEADERS };
   }
   const canonical = canonicalOrigin(origin);
@@ -58,11 +59,19 @@ const STATEFUL_HEADERS = [...TOKEN_HEADERS, 'X-XSRF-TOKEN', 'X-CSRF-TOKEN'].join
 // without an Origin header — every server-to-server and same-origin call — costs one lookup.
 export const corsPlugin = fp(
   async (app: FastifyInstance) => {
-    const config = {
+    const config: CorsConfig = {
       stateful: app.config.statefulDomains,
       anyThirdParty: app.config.corsAllowedOrigins.includes('*'),
       thirdParty: new Set(app.config.corsAllowedOrigins.map(canonicalOrigin).filter((o): o is string => o !== null)),
+      spaPaths: new Set(),
     };
+    // The SPA's session steps, from the routes themselves. By path: a preflight (OPTIONS) matches
+    // no route, so the path is what it can be judged by; hence static paths only.
+    app.addHook('onRoute', (route) => {
+      if (route.config?.spa !== true) return;
+      if (/[:*]/.test(route.url)) throw new Error(`Route ${route.url}: config.spa needs a static path (the CORS preflight is matched by path).`);
+      config.spaPaths.add(route.url);
+    });
     const methods = METHODS.join(', ');
     const exposed = EXPOSED.join(', ');
 

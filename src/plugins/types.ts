@@ -40,6 +40,12 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     auth?: RouteAuth;
+    /**
+     * A session step a first-party SPA calls across origins (login, the two-factor code, the
+     * password confirmation…): CORS with credentials for the SANCTUM_STATEFUL_DOMAINS origins
+     * (plugins/cors.ts reads it as the route is added). Static paths only.
+     */
+    spa?: boolean;
   }
   interface FastifyRequest {
     caller: ApiCaller | null;

@@ -1,6 +1,6 @@
 // A real first-party SPA in headless Chromium: a page served from another loopback port (listed
-// in SANCTUM_STATEFUL_DOMAINS) fetches the CSRF cookie, logs in with JSON, reads /api/user on the
-// session cookie, and logs out. A page on an unlisted port, with the same cookie in the browser,
+// in SANCTUM_STATEFUL_DOMAINS) fetches the CSRF cookie, logs in with JSON (with the two-factor
+// code when it is on), confirms the password, reads /api/user on the session cookie, and logs out. A page on an unlisted port, with the same cookie in the browser,
 // gets 401. API and SPA are both on "localhost" (same site, other ports), as in development.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -11,6 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { buildApp } from '../../src/app.js';
 import { createTestDatabase, createUser, testConfig, type TestDatabase } from '../helpers.js';
 import { launchBrowser, listenWithAppUrl, skipWithoutChromium } from '../support/browser.js';
+import { codeAt, enableTwoFactor } from '../support/two-factor-sign-in.js';
 
 const SPA_HTML = `<!doctype html>
 <html lang="en">
@@ -48,6 +49,9 @@ window.spa = {
   xsrf,
   csrf: () => call('GET', '/sanctum/csrf-cookie'),
   login: (email, password) => call('POST', '/login', { email, password }),
+  challenge: (code) => call('POST', '/two-factor-challenge', { code }),
+  confirmed: () => call('GET', '/user/confirmed-password-status'),
+  confirm: (password) => call('POST', '/user/confirm-password', { password }),
   user: () => call('GET', '/api/user'),
   rename: (name) => call('PUT', '/api/user', { name }),
   logout: () => call('POST', '/logout'),
@@ -55,8 +59,10 @@ window.spa = {
 `;
 
 type CallResult = { status: number; body?: unknown; error?: string };
-type SpaApi = Record<'csrf' | 'user' | 'logout', () => Promise<CallResult>> & {
+type SpaApi = Record<'csrf' | 'user' | 'logout' | 'confirmed', () => Promise<CallResult>> & {
   login(email: string, password: string): Promise<CallResult>;
+  challenge(code: string): Promise<CallResult>;
+  confirm(password: string): Promise<CallResult>;
   rename(name: string): Promise<CallResult>;
   xsrf(): string | null;
 };
@@ -150,6 +156,30 @@ describe('a first-party SPA in Chromium', { skip: skipWithoutChromium }, () => {
     const afterLogout = await call(page, 'user');
     assert.equal(afterLogout.status, 401);
     assert.deepEqual(afterLogout.body, { message: 'Unauthenticated.', errors: {} });
+    await context.close();
+  });
+
+  it('signs in with password + two-factor code from a listed origin, then confirms the password', async () => {
+    const twoFactorUser = await createUser(app, { name: 'Ada Two Factor', password: 'spa password 2026' });
+    const { secret } = await enableTwoFactor(app, twoFactorUser.id);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${spaUrl}/?api=${encodeURIComponent(apiUrl)}`);
+    assert.equal((await call(page, 'csrf')).status, 204);
+
+    const password = await call(page, 'login', twoFactorUser.email, 'spa password 2026');
+    assert.deepEqual(password, { status: 200, body: { two_factor: true } });
+    assert.equal((await call(page, 'user')).status, 401, 'not signed in before the code');
+    const wrong = await call(page, 'challenge', '000000');
+    assert.equal(wrong.status, 422, JSON.stringify(wrong));
+    const code = await call(page, 'challenge', await codeAt(secret));
+    assert.equal(code.status, 204, JSON.stringify(code));
+    const me = await call(page, 'user');
+    assert.equal((me.body as { id: number }).id, twoFactorUser.id);
+
+    assert.deepEqual(await call(page, 'confirmed'), { status: 200, body: { confirmed: false } });
+    assert.equal((await call(page, 'confirm', 'spa password 2026')).status, 204);
+    assert.deepEqual(await call(page, 'confirmed'), { status: 200, body: { confirmed: true } });
     await context.close();
   });
 

@@ -24,7 +24,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/login', { config: { auth: 'guest' } }, async (_request, reply) => reply.page(page.template));
 
-  app.post('/login', { config: { auth: 'guest' }, schema: { body: LoginBody }, attachValidation: true }, async (request, reply) =>
+  app.post('/login', { config: { auth: 'guest', spa: true }, schema: { body: LoginBody }, attachValidation: true }, async (request, reply) =>
     submit(request, reply, page, async () => {
       const locale = localeFor(app, request);
       const user = await app.services.auth.login(field(request, 'email'), field(request, 'password'), request.ip, locale, schemaErrors(request, locale));

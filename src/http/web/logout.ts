@@ -7,7 +7,7 @@ import { done } from '../shared/forms.js';
 import { forgetDevice } from './remember.js';
 
 export async function logoutRoutes(app: FastifyInstance): Promise<void> {
-  app.post('/logout', { config: { auth: 'user' } }, async (request, reply) => {
+  app.post('/logout', { config: { auth: 'user', spa: true } }, async (request, reply) => {
     await forgetDevice(app, request, reply);
     if (typeof request.session.adminUserId === 'number') {
       delete request.session.userId;

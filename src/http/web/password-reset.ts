@@ -23,7 +23,7 @@ export async function passwordResetRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/forgot-password', { config: { auth: 'guest' } }, async (_request, reply) => reply.page(forgot.template));
 
-  app.post('/forgot-password', { config: { auth: 'guest' }, schema: { body: ForgotBody }, attachValidation: true }, async (request, reply) =>
+  app.post('/forgot-password', { config: { auth: 'guest', spa: true }, schema: { body: ForgotBody }, attachValidation: true }, async (request, reply) =>
     submit(request, reply, forgot, async () => {
       const locale = localeFor(app, request);
       assertValid(request, locale);
@@ -51,7 +51,7 @@ export async function passwordResetRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post('/reset-password', { config: { auth: 'guest' }, schema: { body: ResetBody }, attachValidation: true }, async (request, reply) => {
+  app.post('/reset-password', { config: { auth: 'guest', spa: true }, schema: { body: ResetBody }, attachValidation: true }, async (request, reply) => {
     const token = field(request, 'token');
     return submit(request, reply, { template: 'auth/reset-password', keep: ['email'], data: { token } }, async () => {
       const locale = localeFor(app, request);

@@ -18,7 +18,7 @@ export async function registerRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/register', { config: { auth: 'guest' } }, async (_request, reply) => reply.page(page.template));
 
-  app.post('/register', { config: { auth: 'guest' }, schema: { body: RegisterBody }, attachValidation: true }, async (request, reply) =>
+  app.post('/register', { config: { auth: 'guest', spa: true }, schema: { body: RegisterBody }, attachValidation: true }, async (request, reply) =>
     submit(request, reply, page, async () => {
       const locale = localeFor(app, request);
       const input = {

@@ -19,7 +19,7 @@ export async function twoFactorChallengeRoutes(app: FastifyInstance): Promise<vo
     return reply.page('auth/two-factor-challenge', { recovery: recoveryMode(request) });
   });
 
-  app.post(CHALLENGE_PATH, { config: { auth: 'guest' }, schema: { body: ChallengeBody }, attachValidation: true }, async (request, reply) => {
+  app.post(CHALLENGE_PATH, { config: { auth: 'guest', spa: true }, schema: { body: ChallengeBody }, attachValidation: true }, async (request, reply) => {
     return submit(request, reply, page(request), async () => {
       const locale = localeFor(app, request);
       assertChallengeInput(request, locale);

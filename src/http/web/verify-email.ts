@@ -14,7 +14,7 @@ export async function verifyEmailRoutes(app: FastifyInstance): Promise<void> {
     return reply.page(notice.template);
   });
 
-  app.post('/email/verification-notification', { config: { auth: 'user' } }, async (request, reply) =>
+  app.post('/email/verification-notification', { config: { auth: 'user', spa: true } }, async (request, reply) =>
     submit(request, reply, notice, async () => {
       const user = await app.services.users.findById(request.siteUser!.id);
       if (user === undefined || user.email_verified_at !== null) return done(request, reply, '/dashboard');
