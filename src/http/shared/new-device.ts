@@ -40,11 +40,11 @@ export function noticeBrowserSignIn(app: FastifyInstance, request: FastifyReques
 /** Notices an API token issue: the device is the client's user agent and the token's device name. */
 export function noticeTokenIssue(app: FastifyInstance, request: FastifyRequest, user: User, deviceName: string): void {
   const userAgent = request.headers['user-agent'] ?? '';
-  const described = describeUserAgent(userAgent);
   app.services.newDevices.notice(user, {
     fingerprint: apiFingerprint(userAgent, deviceName),
     ip: request.ip,
-    device: described === null ? `“${deviceName}”` : `“${deviceName}” (${described})`,
+    device: describeUserAgent(userAgent),
+    deviceName,
     channel: 'api',
     locale: localeOf(request, app.config.locale),
   });

@@ -39,3 +39,25 @@ export function describeUserAgent(userAgent: string): string | null {
   if (os !== '') return os;
   return null;
 }
+
+/** The most characters a text from a client (a device name, a user agent) takes in a mail. */
+export const MAIL_TEXT_MAX = 60;
+
+/**
+ * Text a client chose (a token's device_name: any 255 characters), as a mail may quote it: data,
+ * never a paragraph of the mail. One line (control, format and line-separator characters and
+ * runs of spaces become one space, so no "SECURITY TEAM: …" line of its own and no right-to-left
+ * override), no double quote of its own (it could close the quotation around it), at most
+ * MAIL_TEXT_MAX characters with "…" when cut, and defanged the way threat reports write
+ * addresses, so that no mail client turns it into a link: "://" → "[:]//" and a dot before a
+ * letter → "[.]" ("evil[.]example"; version numbers such as "133.0" keep theirs).
+ */
+export function mailSafeText(text: string, max = MAIL_TEXT_MAX): string {
+  const line = text
+    .replace(/[\s\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+/gu, ' ')
+    .replace(/["“”„‟«»＂]/g, "'")
+    .trim();
+  const chars = [...line];
+  const cut = chars.length <= max ? line : `${chars.slice(0, max - 1).join('').trimEnd()}…`;
+  return cut.replace(/:\/\//g, '[:]//').replace(/[.。．｡](?=\p{L})/gu, '[.]');
+}

@@ -8,18 +8,32 @@ import type { Db } from '../../db/connect.js';
 import type { User } from '../../db/types.js';
 import { t } from '../i18n/translator.js';
 import type { MailService } from '../mail/mail.service.js';
+import { mailSafeText } from './device.js';
 
 export type SignInChannel = 'site' | 'panel' | 'api';
 
 export type SignInNotice = {
   fingerprint: string;
   ip: string;
-  /** How the device reads in the mail ("Firefox 133 / Ubuntu"); null when unknown. */
+  /** How the device reads in the mail ("Firefox 133 / Ubuntu", from its user agent); null when unknown. */
   device: string | null;
+  /** The name an API client gave its token (device_name), quoted in the mail. */
+  deviceName?: string;
   channel: SignInChannel;
   /** The visitor's locale, when the user has saved none. */
   locale: string;
 };
+
+/**
+ * The device as the alert writes it: what the client says about itself (its token's name, its
+ * user agent) is an attacker's text, quoted as data (mailSafeText) in the text and HTML parts.
+ */
+function deviceInMail(notice: SignInNotice): string | null {
+  const described = notice.device === null ? null : mailSafeText(notice.device);
+  if (notice.deviceName === undefined) return described;
+  const name = `“${mailSafeText(notice.deviceName)}”`;
+  return described === null ? name : `${name} (${described})`;
+}
 
 export class NewDeviceService {
   constructor(
@@ -69,8 +83,8 @@ export class NewDeviceService {
       intro: [
         t(lang, `account_mail.new_device.intro.${notice.channel}`),
         t(lang, 'account_mail.new_device.time', { time }),
-        t(lang, 'account_mail.new_device.ip', { ip: notice.ip }),
-        t(lang, 'account_mail.new_device.device', { device: notice.device ?? t(lang, 'account_mail.new_device.unknown') }),
+        t(lang, 'account_mail.new_device.ip', { ip: mailSafeText(notice.ip) }),
+        t(lang, 'account_mail.new_device.device', { device: deviceInMail(notice) ?? t(lang, 'account_mail.new_device.unknown') }),
       ],
       action: { text: t(lang, 'account_mail.new_device.action'), url: `${this.config.appUrl}/security` },
       outro: [t(lang, 'account_mail.new_device.was_you'), t(lang, 'account_mail.new_device.not_you')],
