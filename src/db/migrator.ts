@@ -13,6 +13,7 @@ import * as sessionsCreatedAt from './migrations/2026_11_23_000001_add_created_a
 import * as dataVersion from './migrations/2026_11_24_000001_create_data_version.js';
 import * as accountSecurity from './migrations/2026_11_25_000001_add_account_security.js';
 import * as postsSlugPerLocale from './migrations/2026_11_26_000001_posts_slug_unique_per_locale.js';
+import * as identities from './migrations/2026_11_27_000001_create_identities.js';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000001_create_core_tables': coreTables,
@@ -26,6 +27,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_24_000001_create_data_version': dataVersion,
   '2026_11_25_000001_add_account_security': accountSecurity,
   '2026_11_26_000001_posts_slug_unique_per_locale': postsSlugPerLocale,
+  '2026_11_27_000001_create_identities': identities,
 };
 
 // Kysely finds its own tables by listing every table of the database (pg_get_serial_sequence and

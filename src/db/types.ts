@@ -8,7 +8,8 @@ export interface UsersTable {
   id: Generated<number>;
   name: string;
   email: string;
-  password: string;
+  /** The argon2id (or imported bcrypt) hash; null for an account made through a provider. */
+  password: string | null;
   email_verified_at: Timestamp | null;
   is_admin: ColumnType<number, number | undefined, number>;
   remember_token: string | null;
@@ -114,6 +115,19 @@ export interface EmailChangesTable {
   created_at: Timestamp;
 }
 
+/** An account's link to an OpenID Connect provider (modules/identities). */
+export interface IdentitiesTable {
+  id: Generated<number>;
+  user_id: number;
+  /** The provider's name in OIDC_PROVIDERS. */
+  provider: string;
+  /** The ID token's `sub` at that provider. */
+  subject: string;
+  email: string | null;
+  created_at: Timestamp;
+  last_used_at: Timestamp | null;
+}
+
 export interface AuditLogsTable {
   id: Generated<number>;
   user_id: number | null;
@@ -176,6 +190,7 @@ export interface Database {
   passkeys: PasskeysTable;
   known_devices: KnownDevicesTable;
   email_changes: EmailChangesTable;
+  identities: IdentitiesTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -186,3 +201,4 @@ export type Post = Selectable<PostsTable>;
 export type NewPost = Insertable<PostsTable>;
 export type SettingRow = Selectable<SettingsTable>;
 export type AuditLogRow = Selectable<AuditLogsTable>;
+export type Identity = Selectable<IdentitiesTable>;

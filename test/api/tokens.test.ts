@@ -181,7 +181,7 @@ describe('passwords imported from Laravel (bcrypt $2y$)', () => {
     return row.id;
   }
   const storedHash = async (id: number) =>
-    (await t.db.kysely.selectFrom('users').select('password').where('id', '=', id).executeTakeFirstOrThrow()).password;
+    (await t.db.kysely.selectFrom('users').select('password').where('id', '=', id).executeTakeFirstOrThrow()).password ?? '';
   const login = (email: string, password: string) =>
     t.app.inject({ method: 'POST', url: '/api/tokens', payload: { email, password, device_name: 'import' } });
 

@@ -42,8 +42,13 @@ function isBcrypt(stored: string): boolean {
   return /^\$2[aby]\$\d{2}\$/.test(stored);
 }
 
-/** Checks a password against a stored argon2 or bcrypt hash; false for any malformed hash. */
-export async function verifyPassword(stored: string, password: string): Promise<boolean> {
+/**
+ * Checks a password against a stored argon2 or bcrypt hash; false for any malformed hash. An
+ * account made through a provider has no hash (null): no password ever matches it, after the same
+ * argon2 work as a wrong one, so a password form cannot tell that the account has none.
+ */
+export async function verifyPassword(stored: string | null, password: string): Promise<boolean> {
+  if (stored === null) return verifyDummy(password);
   try {
     // bcrypt reads only the first 72 bytes: a longer password would match every password that
     // shares those bytes. It is refused rather than truncated; such an (imported) account signs
@@ -59,9 +64,9 @@ export async function verifyPassword(stored: string, password: string): Promise<
   }
 }
 
-/** True when the hash is not argon2id with today's parameters (bcrypt, or weaker settings). */
-export function needsRehash(stored: string): boolean {
-  return !stored.startsWith(CURRENT_PREFIX);
+/** True when the hash is not argon2id with today's parameters (bcrypt, or weaker settings); never without one. */
+export function needsRehash(stored: string | null): boolean {
+  return stored !== null && !stored.startsWith(CURRENT_PREFIX);
 }
 
 let dummyHash: Promise<string> | null = null;
