@@ -50,13 +50,21 @@ export async function insertPasskey(db: Db, passkey: NewPasskey, now: Date): Pro
     .executeTakeFirstOrThrow();
 }
 
-/** Records a use: the authenticator's new counter and when. */
-export async function touchPasskey(db: Db, id: number, counter: number, backedUp: boolean, now: Date): Promise<void> {
-  await db.kysely
+/**
+ * Records a use, only if it moves the signature counter forward (a compare-and-set): false when
+ * another use got there first with this counter or a higher one (two answers racing with the
+ * same counter, a cloned authenticator), so the stored counter never moves backwards. An
+ * authenticator without a counter reports 0 each time (WebAuthn: "not supported"): 0 is
+ * recorded only over 0, so such a passkey keeps working and one that has counted cannot go back.
+ */
+export async function advancePasskeyCounter(db: Db, id: number, counter: number, backedUp: boolean, now: Date): Promise<boolean> {
+  const result = await db.kysely
     .updateTable('passkeys')
     .set({ counter, backed_up: backedUp ? 1 : 0, last_used_at: now.toISOString() })
     .where('id', '=', id)
-    .execute();
+    .where('counter', counter === 0 ? '=' : '<', counter)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** Deletes one of the user's passkeys; false when the user has none with this id. */

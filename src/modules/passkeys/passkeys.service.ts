@@ -15,7 +15,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import type { User } from '../../db/types.js';
 import { invalid } from '../shared/errors.js';
-import { countPasskeys, deletePasskey, insertPasskey, passkeyByCredentialId, passkeysOf, touchPasskey, type PasskeyRow } from './passkeys.repository.js';
+import { countPasskeys, deletePasskey, insertPasskey, passkeyByCredentialId, passkeysOf, advancePasskeyCounter, type PasskeyRow } from './passkeys.repository.js';
 
 /** How long the browser (and the user) may take over a ceremony. */
 export const CHALLENGE_LIFETIME_MS = 5 * 60 * 1000;
@@ -152,8 +152,8 @@ export class PasskeyService {
 
   /**
    * The id of the user whose passkey signed the challenge, or null: unknown credential, bad
-   * signature, wrong origin, stale or missing challenge, no user verification. The counter and
-   * last use are recorded.
+   * signature, wrong origin, stale or missing challenge, no user verification, a signature
+   * counter that another sign-in has already reached. The counter and last use are recorded.
    */
   async authenticate(pending: PendingChallenge | null, response: unknown): Promise<number | null> {
     if (pending === null || typeof response !== 'object' || response === null) return null;
@@ -181,7 +181,10 @@ export class PasskeyService {
       return null;
     }
     if (!verification.verified) return null;
-    await touchPasskey(this.db, passkey.id, verification.authenticationInfo.newCounter, verification.authenticationInfo.credentialBackedUp, new Date(this.clock()));
+    // The library compared the counter with the one read above; another sign-in may have moved
+    // it since. Only the answer that moves the stored counter forward signs in.
+    const { newCounter, credentialBackedUp } = verification.authenticationInfo;
+    if (!(await advancePasskeyCounter(this.db, passkey.id, newCounter, credentialBackedUp, new Date(this.clock())))) return null;
     return passkey.user_id;
   }
 }
