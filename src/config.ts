@@ -17,6 +17,20 @@ export type MailConfig = {
   fromName: string;
 };
 
+/** One OpenID Connect provider of OIDC_PROVIDERS (docs/oidc.md). */
+export type OidcProviderConfig = {
+  /** The name in OIDC_PROVIDERS, in the routes (/auth/{name}/…) and in the identities table. */
+  name: string;
+  /** The issuer identifier; discovery reads `{issuer}/.well-known/openid-configuration`. */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** The button's text ("Continue with {label}"). */
+  label: string;
+  /** The scopes asked for, `openid` among them. */
+  scopes: string[];
+};
+
 export type Config = {
   env: 'production' | 'development' | 'test';
   appName: string;
@@ -69,6 +83,8 @@ export type Config = {
   /** Worker processes serving the port (WEB_CONCURRENCY); 1: this process serves alone. */
   webConcurrency: number;
   mail: MailConfig;
+  /** Sign-in with OpenID Connect providers (OIDC_PROVIDERS), in the order listed; none by default. */
+  oidcProviders: OidcProviderConfig[];
 };
 
 export class ConfigError extends Error {}
@@ -227,6 +243,70 @@ function webConcurrency(env: Env, rateLimitStore: Config['rateLimitStore']): num
   return workers;
 }
 
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** The prefix of a provider's variables: OIDC_, the name upper-cased with `-` as `_`, then `_`. */
+export function oidcVariablePrefix(name: string): string {
+  return `OIDC_${name.toUpperCase().replaceAll('-', '_')}_`;
+}
+
+/**
+ * OIDC_PROVIDERS=google,corp and, for each name, OIDC_<NAME>_ISSUER, _CLIENT_ID, _CLIENT_SECRET
+ * (required), _LABEL and _SCOPES (optional). The issuer is https, or http on this machine
+ * (localhost, 127.0.0.1, [::1]) outside production: a code and client secret sent in clear to
+ * another host could be read on the way, and an ID token fetched in clear could be forged there.
+ * https uses Node's own trust (NODE_EXTRA_CA_CERTS adds a private CA).
+ */
+function oidcProviders(env: Env, production: boolean): OidcProviderConfig[] {
+  const names = list(env, 'OIDC_PROVIDERS');
+  const prefixes = new Map<string, string>();
+  for (const name of names) {
+    if (!/^[a-z0-9_-]{1,64}$/.test(name)) {
+      throw new ConfigError(`OIDC_PROVIDERS must list names of lower-case letters, digits, "_" and "-" (at most 64), got "${name}".`);
+    }
+    const prefix = oidcVariablePrefix(name);
+    const earlier = prefixes.get(prefix);
+    if (earlier !== undefined) {
+      throw new ConfigError(`OIDC_PROVIDERS lists "${name}" ${earlier === name ? 'twice' : `and "${earlier}", whose variables would both be ${prefix}*`}.`);
+    }
+    prefixes.set(prefix, name);
+  }
+  return names.map((name) => {
+    const prefix = oidcVariablePrefix(name);
+    const required = (key: string): string => {
+      const value = str(env, `${prefix}${key}`, '').trim();
+      if (value === '') throw new ConfigError(`${prefix}${key} is required: OIDC_PROVIDERS lists "${name}".`);
+      return value;
+    };
+    const issuer = required('ISSUER');
+    let parsed: URL;
+    try {
+      parsed = new URL(issuer);
+    } catch {
+      throw new ConfigError(`${prefix}ISSUER must be the provider's issuer URL (https://…), got "${issuer}".`);
+    }
+    const loopback = parsed.protocol === 'http:' && LOOPBACK_HOSTS.has(parsed.hostname);
+    if (parsed.protocol !== 'https:' && !(loopback && !production)) {
+      throw new ConfigError(
+        `${prefix}ISSUER must be an https URL${production ? '' : ' (http only on localhost, 127.0.0.1 or [::1], outside production)'}, got "${issuer}".`,
+      );
+    }
+    if (parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
+      throw new ConfigError(`${prefix}ISSUER must be the issuer URL alone, without query, fragment or credentials, got "${issuer}".`);
+    }
+    const scopes = str(env, `${prefix}SCOPES`, 'openid email profile').split(/[\s,]+/).filter((scope) => scope !== '');
+    if (!scopes.includes('openid')) throw new ConfigError(`${prefix}SCOPES must include openid, got "${scopes.join(' ')}".`);
+    return {
+      name,
+      issuer,
+      clientId: required('CLIENT_ID'),
+      clientSecret: required('CLIENT_SECRET'),
+      label: str(env, `${prefix}LABEL`, name).trim() || name,
+      scopes,
+    };
+  });
+}
+
 /** Builds the configuration from an environment (process.env by default, after loading .env). */
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = oneOf(env, 'NODE_ENV', ['production', 'development', 'test'] as const, 'development');
@@ -286,6 +366,7 @@ export function loadConfig(env: Env = process.env): Config {
       fromAddress,
       fromName: str(env, 'MAIL_FROM_NAME', str(env, 'APP_NAME', 'Tessera')),
     },
+    oidcProviders: oidcProviders(env, production),
   };
   return Object.freeze(config);
 }

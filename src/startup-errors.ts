@@ -238,6 +238,7 @@ function secretsOf(config: Config | null): string[] {
     }
   }
   if (config.mail.password !== null) secrets.add(config.mail.password);
+  for (const provider of config.oidcProviders) secrets.add(provider.clientSecret);
   return [...secrets];
 }
 
