@@ -1,7 +1,7 @@
 // The panel's two-factor set-up (/admin/two-factor), where ADMIN_REQUIRE_2FA=true sends an
-// administrator without it: begin, the QR code and the key, a code computed here from the shown
-// key plus the password on the same form, 8 recovery codes shown once with a one-time download,
-// then the panel opens.
+// administrator without it: begin with the password (the panel's password confirmation), the QR
+// code and the key shown only to a panel session that confirmed it recently, a code computed here
+// from the shown key, 8 recovery codes shown once with a one-time download, then the panel opens.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { generate } from 'otplib';
@@ -44,10 +44,10 @@ describe('the panel two-factor set-up page (ADMIN_REQUIRE_2FA=true)', () => {
     return { admin, client };
   };
 
-  /** Begin, then the page with the QR code; returns the key it shows. */
-  const begin = async (client: WebClient): Promise<string> => {
+  /** Begin with the password, then the page with the QR code; returns the key it shows. */
+  const begin = async (client: WebClient, password = 'panel keeper 2026'): Promise<string> => {
     await client.get(PAGE);
-    const begun = await client.post(PAGE);
+    const begun = await client.post(PAGE, { password });
     assert.equal(begun.statusCode, 303);
     assert.equal(begun.headers.location, PAGE);
     const page = await client.get(PAGE);
@@ -67,6 +67,7 @@ describe('the panel two-factor set-up page (ADMIN_REQUIRE_2FA=true)', () => {
     assert.match(page.body, /<h1 id="page-title">Set up two-factor sign-in<\/h1>/);
     assert.match(page.body, /The panel requires two-factor sign-in for administrators/);
     assert.match(page.body, />Begin set-up</);
+    assert.match(page.body, /name="password" type="password" autocomplete="current-password"/, 'beginning asks for the password');
     assert.doesNotMatch(page.body, /<svg xmlns/);
   });
 
@@ -76,38 +77,80 @@ describe('the panel two-factor set-up page (ADMIN_REQUIRE_2FA=true)', () => {
     const page = client.last!;
     assert.match(page.body, /role="img" aria-label="QR code to scan with an authenticator app"><svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
     assert.match(page.body, /name="code"[^>]*autocomplete="one-time-code"/);
-    assert.match(page.body, /name="password" type="password" autocomplete="current-password"/);
+    assert.doesNotMatch(page.body, /name="password"/, 'the password was given to begin: the code form does not ask again');
     assert.equal((await t.app.services.twoFactor.pendingSetup(await reload(admin.id)))?.secret, secret);
     assert.equal(twoFactorEnabled(await reload(admin.id)), false);
     assert.equal((await client.get('/admin')).headers.location, PAGE, 'the panel stays closed');
   });
 
-  it('refuses a wrong password or a wrong code inline with 422 and changes nothing', async () => {
+  it('begins only with the password: a wrong or missing one is an inline 422 and begins nothing', async () => {
+    const { client, admin } = await signedIn();
+    await client.get(PAGE);
+    for (const password of ['not the password', '']) {
+      const refused = await client.post(PAGE, { password });
+      assert.equal(refused.statusCode, 422, password);
+      assert.ok(fieldError(refused.body, 'password') !== null, 'password error');
+      assert.equal(shownSecret(refused.body), null);
+    }
+    assert.equal((await reload(admin.id)).two_factor_secret, null, 'nothing begun');
+  });
+
+  it('shows the key of a set-up under way only to a panel session that confirmed the password', async () => {
+    const { client, admin } = await signedIn();
+    const secret = await begin(client);
+    // Another panel session of the same administrator: told a set-up is under way, no key.
+    const other = new WebClient(t.app);
+    assert.equal((await other.submit('/admin/login', '/admin/login', { email: admin.email, password: admin.plainPassword })).statusCode, 303);
+    const hidden = await other.get(PAGE);
+    assert.equal(hidden.statusCode, 200);
+    assert.equal(shownSecret(hidden.body), null);
+    assert.ok(!hidden.body.includes(secret) && !hidden.body.includes(secret.match(/.{1,4}/g)!.join(' ')), 'the key is nowhere in the page');
+    assert.doesNotMatch(hidden.body, /<svg xmlns/);
+    assert.match(hidden.body, /A set-up of two-factor sign-in is under way/);
+    assert.match(hidden.body, />Continue set-up</);
+    // Its code form is refused too: the set-up goes on only after the password.
+    const code = await generate({ secret });
+    const early = await other.post(`${PAGE}/confirm`, { code });
+    assert.equal(early.statusCode, 303);
+    assert.equal(early.headers.location, PAGE);
+    const script = await other.postJson(`${PAGE}/confirm`, { code });
+    assert.equal(script.statusCode, 423);
+    assert.ok(!script.body.includes(secret));
+    assert.equal(twoFactorEnabled(await reload(admin.id)), false);
+    // With the password, the same set-up continues (the key the owner may have scanned).
+    assert.equal(await begin(other, admin.plainPassword), secret);
+  });
+
+  it("does not take the site's password confirmation for the panel's", async () => {
+    const { client, admin } = await signedIn();
+    await t.app.services.twoFactor.begin(admin);
+    // The same browser signs in to the site and confirms the password there.
+    await client.submit('/login', '/login', { email: admin.email, password: admin.plainPassword });
+    await client.submit('/user/confirm-password', '/user/confirm-password', { password: admin.plainPassword });
+    assert.equal(shownSecret((await client.get(PAGE)).body), null);
+  });
+
+  it('refuses a wrong code inline with 422 and changes nothing', async () => {
     const { client, admin } = await signedIn();
     const secret = await begin(client);
     const before = await reload(admin.id);
     const code = await generate({ secret });
     const wrongCode = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
 
-    const badPassword = await client.post(`${PAGE}/confirm`, { code, password: 'not the password' });
-    assert.equal(badPassword.statusCode, 422);
-    assert.ok(fieldError(badPassword.body, 'password') !== null, 'password error');
-    assert.equal(shownSecret(badPassword.body), secret, 'the same set-up again');
-
-    const badCode = await client.post(`${PAGE}/confirm`, { code: wrongCode, password: admin.plainPassword });
+    const badCode = await client.post(`${PAGE}/confirm`, { code: wrongCode });
     assert.equal(badCode.statusCode, 422);
     assert.equal(fieldError(badCode.body, 'code'), 'This code is not valid. Enter the current 6-digit code from your authenticator app.');
     assert.match(badCode.body, /id="field-code"[^>]* aria-invalid="true"/);
 
-    const empty = await client.post(`${PAGE}/confirm`, { code: '', password: '' });
+    const empty = await client.post(`${PAGE}/confirm`, { code: '' });
     assert.equal(empty.statusCode, 422);
     assert.deepEqual(await reload(admin.id), before);
   });
 
-  it('turns it on with a code and the password, shows 8 recovery codes once, then opens the panel', async () => {
+  it('turns it on with a code, shows 8 recovery codes once, then opens the panel', async () => {
     const { client, admin } = await signedIn();
     const secret = await begin(client);
-    const confirmed = await client.post(`${PAGE}/confirm`, { code: await generate({ secret }), password: admin.plainPassword });
+    const confirmed = await client.post(`${PAGE}/confirm`, { code: await generate({ secret }) });
     assert.equal(confirmed.statusCode, 303, confirmed.body);
     assert.equal(confirmed.headers.location, PAGE);
     assert.equal(twoFactorEnabled(await reload(admin.id)), true);
@@ -143,7 +186,7 @@ describe('the panel two-factor set-up page (ADMIN_REQUIRE_2FA=true)', () => {
     assert.match(page.body, /Two-factor sign-in is on for your account\./);
     assert.doesNotMatch(page.body, /Begin set-up|The panel requires/);
     const before = await reload(admin.id);
-    assert.equal((await client.post(PAGE)).statusCode, 303);
+    assert.equal((await client.post(PAGE, { password: admin.plainPassword })).statusCode, 303);
     assert.deepEqual(await reload(admin.id), before);
   });
 

@@ -1,14 +1,19 @@
 // /admin/two-factor: the panel's set-up of two-factor sign-in, where an administrator without it
 // is sent when ADMIN_REQUIRE_2FA is on. The same steps as the site's security page (a secret as
 // QR code and text, one correct code, 8 recovery codes shown once with a one-time download), in
-// the panel layout. The panel has no password-confirmation page, so the form that turns it on
-// asks for the password itself. Turning it off stays on the site's security page (or the CLI).
+// the panel layout. The panel has no password-confirmation page, so the form that begins the
+// set-up asks for the password itself: that is the panel's confirmation, kept in its own key of
+// the session (the panel is its own realm: the site's confirmation, maybe of another account in
+// the same browser, does not count) for PASSWORD_TIMEOUT. The key and the QR code of a set-up
+// under way are shown only while it is fresh. Turning it off stays on the site's security page
+// (or the CLI).
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
 import { t } from '../../modules/i18n/translator.js';
-import { ValidationError, invalid, type FieldErrors } from '../../modules/shared/errors.js';
+import { AppError, ValidationError, invalid, type FieldErrors } from '../../modules/shared/errors.js';
 import { groupedSecret, recoveryCodesFileName, recoveryCodesText, twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
+import { wantsJson } from '../../plugins/web-guard.js';
 import { done, field, localeFor, refusal, schemaErrors } from '../shared/forms.js';
 import { actorOf, adminPage } from './support.js';
 
@@ -22,13 +27,13 @@ declare module 'fastify' {
   interface Session {
     /** The panel's new recovery codes on their way to the page that shows them once (sealed). */
     adminTwoFactorCodes?: { userId: number; sealed: string; at: number; shown: boolean };
+    /** The panel's password confirmation: which administrator, and when (ms since the epoch). */
+    adminPasswordConfirmed?: { userId: number; at: number };
   }
 }
 
-const ConfirmBody = Type.Object({
-  code: Type.String({ minLength: 1, maxLength: 64 }),
-  password: Type.String({ minLength: 1, maxLength: 4096 }),
-});
+const BeginBody = Type.Object({ password: Type.String({ minLength: 1, maxLength: 4096 }) });
+const ConfirmBody = Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) });
 
 export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
   const service = app.services.twoFactor;
@@ -43,6 +48,12 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
     return codes === null ? null : { codes, shown: kept.shown };
   };
 
+  /** Whether this administrator gave the password on the panel within PASSWORD_TIMEOUT seconds. */
+  const confirmed = (request: FastifyRequest, admin: User): boolean => {
+    const kept = request.session.adminPasswordConfirmed;
+    return kept !== undefined && kept.userId === admin.id && Date.now() - kept.at < app.config.passwordTimeoutSeconds * 1000;
+  };
+
   const render = async (request: FastifyRequest, reply: FastifyReply, admin: User, errors: FieldErrors = {}, status = 200): Promise<FastifyReply> => {
     const fresh = freshCodes(request, admin.id);
     // Shown on one page view; after that only the download is left, until the next view.
@@ -52,6 +63,9 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
     }
     const enabled = twoFactorEnabled(admin);
     const setup = enabled ? null : await service.pendingSetup(admin);
+    // A set-up under way (begun here, on the site or by another session) shows its key only to
+    // a session that gave the password: whoever holds the key makes the codes that guard the account.
+    const shown = setup !== null && confirmed(request, admin) ? setup : null;
     return adminPage(
       request,
       reply,
@@ -60,8 +74,9 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
       {
         title: t(localeFor(app, request), 'admin.two_factor.title'),
         state: enabled ? 'on' : setup === null ? 'off' : 'pending',
-        qrSvg: setup?.qrSvg ?? null,
-        secret: setup === null ? null : groupedSecret(setup.secret),
+        locked: setup !== null && shown === null,
+        qrSvg: shown?.qrSvg ?? null,
+        secret: shown === null ? null : groupedSecret(shown.secret),
         recoveryCodes: fresh !== null && !fresh.shown ? fresh.codes : null,
         download: `/admin${DOWNLOAD_ROUTE}`,
         required: app.config.adminRequireTwoFactor,
@@ -73,10 +88,20 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
 
   app.get(ROUTE, guard, async (request, reply) => render(request, reply, actorOf(request)));
 
-  // Begin: a new secret, not in force until a code and the password confirm it.
-  app.post(ROUTE, guard, async (request, reply) => {
+  // Begin with the password (throttled): a new secret, not in force until a code confirms it.
+  // A set-up already under way continues with its key (the owner may have scanned it).
+  app.post(ROUTE, { ...guard, schema: { body: BeginBody }, attachValidation: true }, async (request, reply) => {
     const admin = actorOf(request);
-    if (!twoFactorEnabled(admin)) await service.begin(admin);
+    const locale = localeFor(app, request);
+    try {
+      await app.services.auth.confirmPassword(admin, field(request, 'password'), request.ip, locale, schemaErrors(request, locale));
+    } catch (error) {
+      const refused = refusal(error, locale);
+      void reply.headers(refused.headers);
+      return render(request, reply, admin, refused.errors, refused.status);
+    }
+    request.session.adminPasswordConfirmed = { userId: admin.id, at: Date.now() };
+    if (!twoFactorEnabled(admin) && (await service.pendingSetup(admin)) === null) await service.begin(admin);
     return done(request, reply, PAGE);
   });
 
@@ -86,8 +111,12 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
     try {
       const errors = schemaErrors(request, locale);
       if (Object.keys(errors).length > 0) throw new ValidationError(errors);
-      // The password first (throttled): a wrong one leaves the set-up exactly as it was.
-      await app.services.auth.confirmPassword(admin, field(request, 'password'), request.ip, locale);
+      // Only a session that gave the password saw the key: any other is sent to give it first
+      // (a script gets 423, as from the site's password confirmation).
+      if (!confirmed(request, admin)) {
+        if (wantsJson(request)) throw new AppError(423, 'Password confirmation required.');
+        return reply.redirect(PAGE, 303);
+      }
       const codes = await service.confirm(admin, field(request, 'code'));
       if (codes === null) throw invalid({ code: [{ key: 'two_factor.errors.code' }] });
       request.session.adminTwoFactorCodes = { userId: admin.id, sealed: service.sealRecoveryCodes(codes), at: Date.now(), shown: false };

@@ -10,7 +10,7 @@ import { invalid } from '../../modules/shared/errors.js';
 import { groupedSecret, recoveryCodesFileName, recoveryCodesText, twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
 import { wantsJson } from '../../plugins/web-guard.js';
 import { done, field, localeFor, schemaErrors } from '../shared/forms.js';
-import { passwordConfirmed, requirePasswordConfirmed } from './confirm-password.js';
+import { CONFIRM_PASSWORD_PATH, passwordConfirmed, requirePasswordConfirmed } from './confirm-password.js';
 import { submit } from './forms.js';
 import { addSecuritySection, currentUser } from './security.js';
 
@@ -58,12 +58,19 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
       if (fresh !== null && !fresh.shown) request.session.twoFactorCodes = { ...request.session.twoFactorCodes!, shown: true };
       const enabled = twoFactorEnabled(user);
       const setup = enabled ? null : await service.pendingSetup(user);
+      // The key of a set-up under way guards the account once confirmed: only a session that
+      // confirmed the password recently sees it (Fortify's password.confirm on the QR code and
+      // the key). Any other session of the account sees that a set-up is under way and a link
+      // to confirm, so a borrowed session cannot copy the key the owner is about to scan.
+      const shown = setup !== null && passwordConfirmed(app, request) ? setup : null;
       const since = user.two_factor_confirmed_at === null ? '' : new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(new Date(user.two_factor_confirmed_at));
       return {
         twoFactor: {
           state: enabled ? 'on' : setup === null ? 'off' : 'pending',
-          qrSvg: setup?.qrSvg ?? null,
-          secret: setup === null ? null : groupedSecret(setup.secret),
+          locked: setup !== null && shown === null,
+          confirmUrl: CONFIRM_PASSWORD_PATH,
+          qrSvg: shown?.qrSvg ?? null,
+          secret: shown === null ? null : groupedSecret(shown.secret),
           since,
           remaining: service.remainingRecoveryCodes(user),
           recoveryCodes: fresh !== null && !fresh.shown ? fresh.codes : null,
