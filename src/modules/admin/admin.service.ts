@@ -9,7 +9,7 @@ import { isUniqueViolation } from '../../db/errors.js';
 import type { Post, SettingRow, User } from '../../db/types.js';
 import type { Acting, AuditService } from '../audit/audit.service.js';
 import { checkNewPassword } from '../passwords/policy.js';
-import type { PostForm, PostService } from '../posts/posts.service.js';
+import type { PostForm, PostInput, PostService } from '../posts/posts.service.js';
 import type { PostWithAuthor } from '../posts/posts.repository.js';
 import type { SettingsService } from '../settings/settings.service.js';
 import { AppError, invalid, type FieldMessages } from '../shared/errors.js';
@@ -63,7 +63,7 @@ export type SettingForm = { type: string; value: string; isPublic: boolean };
 
 export type AdminDeps = {
   users: Pick<UserService, 'create'>;
-  posts: Pick<PostService, 'saveForm' | 'update' | 'remove'>;
+  posts: Pick<PostService, 'create' | 'saveForm' | 'update' | 'remove'>;
   tokens: Pick<TokenService, 'revoke' | 'revokeAll'>;
   settings: Pick<SettingsService, 'put' | 'remove'>;
   audit: Pick<AuditService, 'recordBy'>;
@@ -194,12 +194,27 @@ export class AdminService {
 
   /** Saves the editor form (PostService's rules), a new post when `post` is null. */
   async savePost(by: Acting, post: Post | null, form: PostForm, earlier: FieldMessages = {}): Promise<PostWithAuthor> {
-    const saved = await this.deps.posts.saveForm(post, by.actor.id, form, earlier);
-    if (post === null) {
+    return this.auditedSave(by, post, await this.deps.posts.saveForm(post, by.actor.id, form, earlier));
+  }
+
+  /** Creates a post from the API's fields (PostService's rules), audited as the panel's editor is. */
+  async createPost(by: Acting, input: PostInput & { title: string }): Promise<PostWithAuthor> {
+    return this.auditedSave(by, null, await this.deps.posts.create(by.actor.id, input));
+  }
+
+  /** Changes the API's fields of a post, audited as the panel's editor is (nothing changed, no line). */
+  async updatePost(by: Acting, post: Post, input: PostInput): Promise<PostWithAuthor> {
+    return this.auditedSave(by, post, await this.deps.posts.update(post, input));
+  }
+
+  // The one audit line of a saved post, whichever face saved it: post.created, or post.updated
+  // with the names of the fields that changed.
+  private async auditedSave(by: Acting, before: Post | null, saved: PostWithAuthor): Promise<PostWithAuthor> {
+    if (before === null) {
       await this.deps.audit.recordBy(by, 'post.created', { type: 'post', id: saved.id, label: saved.title });
     } else {
-      const fields = changedFields(post, saved);
-      if (fields.length > 0) await this.deps.audit.recordBy(by, 'post.updated', { type: 'post', id: post.id, label: saved.title }, { fields });
+      const fields = changedFields(before, saved);
+      if (fields.length > 0) await this.deps.audit.recordBy(by, 'post.updated', { type: 'post', id: before.id, label: saved.title }, { fields });
     }
     return saved;
   }

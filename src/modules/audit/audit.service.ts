@@ -8,6 +8,8 @@ import { paged, type Paginated } from '../admin/listing.js';
 import { countAuditLogs, insertAuditLog, listAuditLogs } from './audit.repository.js';
 
 export const AUDIT_ACTIONS = [
+  'auth.login',
+  'auth.token_issued',
   'admin.login',
   'admin.logout',
   'admin.created',
@@ -34,11 +36,16 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export type AuditActor = Pick<User, 'id' | 'name' | 'email'>;
 /** The command line as the actor of a line: no account, the OS user that ran it as its "email". */
 export type CommandLineActor = { id: null; name: string; email: string };
-/** Who acts, and from which address: what a service needs to write the audit line of a change. */
-export type Acting = { actor: AuditActor; ip: string | null };
+/**
+ * A change that came through the API rather than the panel: the token that made it, by its id
+ * (never its secret), or null for a first-party SPA's session cookie.
+ */
+export type AuditChannel = { channel: 'api'; tokenId: number | null };
+/** Who acts, from which address, and (when not the panel) through which channel: what a service needs to write the audit line of a change. */
+export type Acting = { actor: AuditActor; ip: string | null; via?: AuditChannel };
 export type AuditSubject = { type: 'user' | 'post' | 'setting' | 'token' | 'session'; id?: string | number | null; label: string };
 /** Field names that changed, counts and the like: never a secret or a value typed by an admin. */
-export type AuditDetails = { fields?: string[]; count?: number };
+export type AuditDetails = { fields?: string[]; count?: number; /** Through the API (AuditChannel), and its token's id. */ via?: 'api'; token?: number | null; /** A sign-in's way in ("password", "passkey+two-factor"…). */ method?: string };
 
 /** The actor of a change made from the command line (npm run cli), named by the OS user running it. */
 export function commandLineActor(): CommandLineActor {
@@ -101,9 +108,10 @@ export class AuditService {
     });
   }
 
-  /** Writes the line of a change made by `by`. */
+  /** Writes the line of a change made by `by`; one made through the API says so, with its token's id. */
   async recordBy(by: Acting, action: AuditAction, subject: AuditSubject, details: AuditDetails = {}): Promise<void> {
-    await this.record(by.actor, action, subject, details, by.ip);
+    const channel = by.via === undefined ? {} : { via: by.via.channel, token: by.via.tokenId };
+    await this.record(by.actor, action, subject, { ...details, ...channel }, by.ip);
   }
 
   /** The newest lines, for the dashboard. */
