@@ -107,6 +107,9 @@ const UpdateBody = Type.Object({ title: Type.Optional(Type.String({ minLength: 1
 const security = [{ bearer: [] }];
 
 /** Editors are admins holding a token with posts:write. */
+/** What the write routes' documentation says of the audit log. */
+const AUDITED = 'Leaves the audit line the same change made in the panel leaves, saying it came through the API and with which token (its id)';
+
 function assertEditor(caller: ApiCaller | null): ApiCaller {
   if (caller === null || !canAccessPanel(caller.user)) throw forbidden();
   return caller;
@@ -223,6 +226,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: { ability: 'posts:write' } },
       schema: {
         summary: 'Create a post (admin token with posts:write)',
+        description: `${AUDITED} (post.created).`,
         tags: ['posts'],
         security,
         body: CreateBody,
@@ -251,7 +255,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: { ability: 'posts:write' } },
       schema: {
         summary: 'Update a post (admin token with posts:write)',
-        description: 'Addressed by slug and, when the slug is used in several languages, `locale` (422 on `locale` without it).',
+        description: `Addressed by slug and, when the slug is used in several languages, \`locale\` (422 on \`locale\` without it). ${AUDITED} (post.updated with the names of the changed fields; none changed, no line).`,
         tags: ['posts'],
         security,
         params: SlugParams,
@@ -274,7 +278,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: { ability: 'posts:write' } },
       schema: {
         summary: 'Delete a post (admin token with posts:write)',
-        description: 'Addressed by slug and, when the slug is used in several languages, `locale` (422 on `locale` without it).',
+        description: `Addressed by slug and, when the slug is used in several languages, \`locale\` (422 on \`locale\` without it). ${AUDITED} (post.deleted).`,
         tags: ['posts'],
         security,
         params: SlugParams,
