@@ -21,6 +21,7 @@ import { accountDeleteRoutes } from './account-delete.js';
 import { emailChangeRoutes } from './email-change.js';
 import { blogRoutes } from './blog.js';
 import { faviconRoutes } from './favicon.js';
+import { oidcPageLocals, oidcRoutes } from './oidc.js';
 
 export async function webRoutes(app: FastifyInstance): Promise<void> {
   // Filled by the route files below (addSecuritySection), read by GET /security.
@@ -41,6 +42,8 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
 
   // Accounts: one file per action, as Breeze has one controller per action.
   rememberLogin(app);
+  // The providers' buttons on /login and /register (OIDC_PROVIDERS).
+  oidcPageLocals(app);
   await app.register(loginRoutes);
   await app.register(twoFactorChallengeRoutes);
   await app.register(logoutRoutes);
@@ -57,6 +60,8 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
   await app.register(accountDeleteRoutes);
   await app.register(emailChangeRoutes);
   await app.register(passkeyRoutes);
+  // Sign-in with OpenID Connect providers, and their section of /security.
+  await app.register(oidcRoutes);
   await app.register(faviconRoutes);
 
   // Deliveries still under way finish before the process ends; then the transport closes.

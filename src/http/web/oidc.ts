@@ -1,0 +1,229 @@
+// Sign-in with OpenID Connect providers (OIDC_PROVIDERS, docs/oidc.md). GET /auth/{name}/redirect
+// sends the browser to the provider; GET /auth/{name}/callback (the redirect URI registered there)
+// comes back with a code. One pending authorization at a time lives in the session, with what it
+// was for: signing in (or up), linking the provider to the signed-in account (/security), or
+// confirming the signed-in person (the password confirmation, for accounts without one). The
+// protocol is modules/oidc's (openid-client); accounts and links are modules/identities'.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { User } from '../../db/types.js';
+import { t } from '../../modules/i18n/translator.js';
+import { IdentityService, LastWayInError, type ProviderClaims } from '../../modules/identities/identities.service.js';
+import { OidcError, OidcService, type OidcFailure, type PendingAuthorization } from '../../modules/oidc/oidc.service.js';
+import { AppError } from '../../modules/shared/errors.js';
+import { twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
+import { flash } from '../../plugins/views.js';
+import { sameSitePath } from '../shared/back-path.js';
+import { done, localeFor } from '../shared/forms.js';
+import { startChallenge } from '../shared/two-factor-challenge.js';
+import { addConfirmExtra, CONFIRM_PASSWORD_PATH, markPasswordConfirmed, requirePasswordConfirmed, takeConfirmIntended } from './confirm-password.js';
+import { addSecuritySection } from './security.js';
+import { completeSiteSignIn } from './sign-in.js';
+import { CHALLENGE_PATH } from './two-factor-challenge.js';
+
+type Intent = 'login' | 'link' | 'confirm';
+
+/** The session's side of a pending authorization: what it is for, and for whom. */
+type PendingOidc = PendingAuthorization & {
+  intent: Intent;
+  /** The signed-in user a link or a confirmation is for. */
+  userId: number | null;
+  /** A page of a first-party SPA's origin to land on after signing in (SANCTUM_STATEFUL_DOMAINS). */
+  returnTo: string | null;
+  startedAt: number;
+};
+
+declare module 'fastify' {
+  interface Session {
+    /** The provider sign-in under way (one at a time; used once by its callback). */
+    oidc?: PendingOidc;
+  }
+  interface FastifyInstance {
+    oidc: OidcService;
+    identities: IdentityService;
+  }
+}
+
+/** How long the provider may take to send the person back. */
+const PENDING_MS = 10 * 60_000;
+
+/**
+ * The providers' buttons on /login and /register: their templates read `oidcProviders`. Called by
+ * http/web/index.ts before those routes are registered (reply.locals reaches every view they render).
+ */
+export function oidcPageLocals(app: FastifyInstance): void {
+  const buttons = app.config.oidcProviders.map(({ name, label }) => ({ name, label }));
+  if (buttons.length === 0) return;
+  app.addHook('onRequest', async (request, reply) => {
+    const path = request.url.split('?')[0];
+    if (path === '/login' || path === '/register') (reply as FastifyReply & { locals: Record<string, unknown> | null }).locals = { oidcProviders: buttons };
+  });
+}
+
+/**
+ * A page of a listed first-party SPA origin (an absolute http(s) URL whose host[:port] is in
+ * SANCTUM_STATEFUL_DOMAINS), else null: never an open redirect.
+ */
+export function spaReturnTo(raw: unknown, statefulDomains: readonly string[]): string | null {
+  if (typeof raw !== 'string' || raw === '' || raw.length > 2048) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return null;
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '') return null;
+  return statefulDomains.includes(url.host.toLowerCase()) ? url.href : null;
+}
+
+const FAILURE_KEYS: Record<OidcFailure, string> = {
+  unreachable: 'oidc.failed.unreachable',
+  denied: 'oidc.failed.denied',
+  state: 'oidc.failed.state',
+  rejected: 'oidc.failed.rejected',
+  'no-email': 'oidc.failed.no_email',
+};
+
+export async function oidcRoutes(app: FastifyInstance): Promise<void> {
+  const oidc = new OidcService(app.config.oidcProviders, app.config.appUrl, app.log, app.config.env !== 'production');
+  const identities = new IdentityService(app.db);
+  app.decorate('oidc', oidc);
+  app.decorate('identities', identities);
+  if (app.config.oidcProviders.length === 0) return;
+  // Discovery at start, not awaited: a provider that is down is logged and tried again later.
+  app.addHook('onReady', async () => void oidc.warm());
+
+  const labelOf = (name: string) => oidc.provider(name)?.label ?? name;
+  const providerOr404 = (name: string) => {
+    if (oidc.provider(name) === undefined) throw new AppError(404, 'Not Found');
+    return name;
+  };
+
+  /** A failure: logged with its reason (never a token or code), one message, nothing created. */
+  const fail = (request: FastifyRequest, reply: FastifyReply, provider: string, error: OidcError, to = '/login'): FastifyReply => {
+    request.log.warn({ provider, reason: error.reason, detail: error.detail }, 'OIDC sign-in failed');
+    flash(request, { status: t(localeFor(app, request), FAILURE_KEYS[error.reason], { provider: labelOf(provider) }) });
+    return reply.redirect(to, 303);
+  };
+
+  /** Sends the browser to the provider, with the authorization pending in its session. */
+  const begin = async (request: FastifyRequest, reply: FastifyReply, name: string, intent: Intent, returnTo: string | null): Promise<FastifyReply> => {
+    try {
+      const { url, pending } = await oidc.start(name, { fresh: intent === 'confirm' });
+      request.session.oidc = { ...pending, intent, userId: request.siteUser?.id ?? null, returnTo, startedAt: Date.now() };
+      return reply.redirect(url, 303);
+    } catch (error) {
+      if (!(error instanceof OidcError)) throw error;
+      return fail(request, reply, name, error, intent === 'login' ? '/login' : intent === 'link' ? '/security' : CONFIRM_PASSWORD_PATH);
+    }
+  };
+
+  app.get<{ Params: { name: string }; Querystring: { return_to?: string } }>('/auth/:name/redirect', { config: { auth: 'guest' } }, async (request, reply) =>
+    begin(request, reply, providerOr404(request.params.name), 'login', spaReturnTo(request.query.return_to, app.config.statefulDomains)),
+  );
+
+  // Linking and confirming start from a form of the signed-in user's (CSRF-checked): a page of
+  // another site cannot start them.
+  app.post<{ Params: { name: string } }>('/auth/:name/link', { config: { auth: 'verified' }, preHandler: requirePasswordConfirmed(app) }, async (request, reply) =>
+    begin(request, reply, providerOr404(request.params.name), 'link', null),
+  );
+  app.post<{ Params: { name: string } }>('/auth/:name/confirm', { config: { auth: 'user' } }, async (request, reply) =>
+    begin(request, reply, providerOr404(request.params.name), 'confirm', null),
+  );
+
+  app.get<{ Params: { name: string } }>('/auth/:name/callback', { config: { auth: 'public' } }, async (request, reply) => {
+    const name = providerOr404(request.params.name);
+    // Used once, whatever happens next: the same state can never be answered twice.
+    const pending = request.session.oidc;
+    delete request.session.oidc;
+    const query = new URLSearchParams(request.url.split('?')[1] ?? '');
+    const stale = pending === undefined || pending.provider !== name || Date.now() - pending.startedAt > PENDING_MS || query.get('state') !== pending.state;
+    // A link or a confirmation belongs to the user who started it, still signed in.
+    const wrongUser = pending !== undefined && pending.intent !== 'login' && (request.siteUser === null || request.siteUser.id !== pending.userId);
+    if (stale || wrongUser) return fail(request, reply, name, new OidcError('state', stale ? 'no matching pending authorization' : 'signed-in user changed'));
+    const back = pending.intent === 'login' ? '/login' : pending.intent === 'link' ? '/security' : CONFIRM_PASSWORD_PATH;
+    let claims: ProviderClaims;
+    try {
+      claims = await oidc.finish(pending, query);
+    } catch (error) {
+      if (!(error instanceof OidcError)) throw error;
+      return fail(request, reply, name, error, back);
+    }
+    const locale = localeFor(app, request);
+    const label = labelOf(name);
+
+    if (pending.intent === 'link') {
+      const linked = await identities.link(pending.userId!, claims);
+      request.log.info({ provider: name, result: linked }, 'OIDC link');
+      return done(request, reply, '/security', t(locale, `oidc.link.${linked.replaceAll('-', '_')}`, { provider: label }));
+    }
+    if (pending.intent === 'confirm') {
+      if (!(await identities.belongsTo(pending.userId!, claims))) {
+        request.log.warn({ provider: name }, 'OIDC confirmation by another account of the provider');
+        return done(request, reply, CONFIRM_PASSWORD_PATH, t(locale, 'oidc.confirm.other_account', { provider: label }));
+      }
+      markPasswordConfirmed(request);
+      return done(request, reply, takeConfirmIntended(request));
+    }
+
+    const result = await identities.signIn(claims);
+    if (result.kind === 'no-email') return fail(request, reply, name, new OidcError('no-email', 'no email claim'));
+    if (result.kind === 'email-taken') {
+      // Never linked silently: the owner signs in with that account's own factors, then links.
+      request.log.info({ provider: name }, 'OIDC sign-in met an existing account by email; not linked');
+      return done(request, reply, '/login', t(locale, 'oidc.email_taken', { provider: label }));
+    }
+    request.log.info({ provider: name, userId: result.user.id, created: result.kind === 'created' }, 'OIDC sign-in');
+    return signIn(request, reply, result.user, pending.returnTo);
+  });
+
+  /** The end of a provider sign-in: the second factor when on, else the site's session (never the panel's). */
+  const signIn = async (request: FastifyRequest, reply: FastifyReply, user: User, returnTo: string | null): Promise<FastifyReply> => {
+    if (twoFactorEnabled(user)) {
+      await startChallenge(request, user, 'site', false, 'oidc');
+      return reply.redirect(CHALLENGE_PATH, 303);
+    }
+    // The page first asked for before the login (a path of this site, never the panel's).
+    const intended = typeof request.session.intended === 'string' ? sameSitePath(request.session.intended) : null;
+    delete request.session.intended;
+    await completeSiteSignIn(app, request, reply, user, { remember: false, method: 'oidc' });
+    return reply.redirect(returnTo ?? (intended !== null && !/^\/admin(\/|\?|$)/.test(intended) ? intended : '/dashboard'), 303);
+  };
+
+  // /security: the providers, linked or not, with Connect and Disconnect.
+  addSecuritySection(app, {
+    order: 25,
+    template: '/security/connected-accounts',
+    load: async (_request, user) => {
+      const linked = await identities.listFor(user.id);
+      const rows = [];
+      for (const { name, label } of oidc.list()) {
+        const identity = linked.find((each) => each.provider === name);
+        rows.push({ name, label, email: identity?.email ?? null, linked: identity !== undefined, last: identity !== undefined && (await identities.isLastWayIn(user.id, name)) });
+      }
+      return { connectedAccounts: rows };
+    },
+  });
+
+  app.post<{ Params: { name: string } }>('/auth/:name/unlink', { config: { auth: 'verified' }, preHandler: requirePasswordConfirmed(app) }, async (request, reply) => {
+    const name = providerOr404(request.params.name);
+    const locale = localeFor(app, request);
+    try {
+      const removed = await identities.unlink(request.siteUser!.id, name);
+      return done(request, reply, '/security', t(locale, removed ? 'oidc.unlink.done' : 'oidc.unlink.none', { provider: labelOf(name) }));
+    } catch (error) {
+      if (!(error instanceof LastWayInError)) throw error;
+      if (request.headers.accept?.includes('application/json') === true) throw new AppError(409, t(locale, 'oidc.unlink.last', { provider: labelOf(name) }));
+      return done(request, reply, '/security', t(locale, 'oidc.unlink.last', { provider: labelOf(name) }));
+    }
+  });
+
+  // On the password confirmation page: the providers linked to the signed-in account.
+  addConfirmExtra(app, {
+    template: '/auth/oidc-confirm',
+    load: async (request) => {
+      const linked = new Set((await identities.listFor(request.siteUser!.id)).map((identity) => identity.provider));
+      const providers = oidc.list().filter((provider) => linked.has(provider.name));
+      return providers.length === 0 ? null : { confirmProviders: providers };
+    },
+  });
+}
