@@ -9,6 +9,7 @@ import { PasskeyService } from './modules/passkeys/passkeys.service.js';
 import { PostService } from './modules/posts/posts.service.js';
 import { DbSessionStore } from './modules/sessions/session-store.js';
 import { SettingsService } from './modules/settings/settings.service.js';
+import { SignInService } from './modules/sign-in/sign-in.service.js';
 import { TokenService } from './modules/tokens/tokens.service.js';
 import { TwoFactorService } from './modules/two-factor/two-factor.service.js';
 import { UserService } from './modules/users/users.service.js';
@@ -24,6 +25,8 @@ export type Services = AccountServices & {
   admin: AdminService;
   passkeys: PasskeyService;
   twoFactor: TwoFactorService;
+  /** The one sign-in pipeline, after any method (password, passkey, the code step, a provider). */
+  signIn: SignInService;
 };
 
 export function createServices(db: Db, config: Config, options: AccountServiceOptions = {}): Services {
@@ -38,5 +41,8 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
     twoFactor: new TwoFactorService(db, config.appKey, config.appName),
   };
   const admin = new AdminService(db, config, core);
-  return { ...core, admin, passkeys: new PasskeyService(db, config), ...createAccountServices(db, config, core, options) };
+  const passkeys = new PasskeyService(db, config);
+  const accounts = createAccountServices(db, config, core, options);
+  const signIn = new SignInService({ ...core, passkeys, throttle: accounts.throttle, newDevices: accounts.newDevices });
+  return { ...core, admin, passkeys, ...accounts, signIn };
 }

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyRequest } from 'fastify';
-import { takeIntended } from '../../src/http/web/forms.js';
+import { takeIntended } from '../../src/http/shared/sign-in.js';
 import { buildTestApp, createUser, type TestApp } from '../helpers.js';
 import { WebClient, fieldError, fieldValue } from '../support/client.js';
 import { isLoggedIn, login, sessionIdOf, sessionRow } from './support.js';

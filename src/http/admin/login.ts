@@ -1,32 +1,22 @@
 // The panel's own sign-in: /admin/login and /admin/logout. It sets and clears only
 // session.adminUserId, so signing in or out here leaves the site's login (session.userId) as it
-// is, and the site's login never opens the panel. With two-factor on, the password only opens
-// the code step, /admin/two-factor-challenge; the sign-in (and its audit line) happens there.
+// is, and the site's login never opens the panel. Both steps go through the sign-in pipeline
+// (modules/sign-in: administrators only, throttled, audited): with two-factor on, the password
+// only opens the code step, /admin/two-factor-challenge, and the sign-in happens there.
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { liveChallenge, passChallenge } from '../../modules/auth/two-factor-challenge.js';
+import { liveChallenge } from '../../modules/auth/two-factor-challenge.js';
 import { t } from '../../modules/i18n/translator.js';
-import { twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
 import { done, field, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
-import { completePanelSignIn, regenerateKeeping } from '../shared/panel-sign-in.js';
-import { ChallengeBody, assertChallengeInput, challengeGone, challengeInput, recoveryMode, startChallenge } from '../shared/two-factor-challenge.js';
+import { answerSignIn, finishSignIn, regenerateKeeping } from '../shared/sign-in.js';
+import { ChallengeBody, assertChallengeInput, challengeGone, challengeInput, recoveryMode } from '../shared/two-factor-challenge.js';
 import { adminPage } from './support.js';
 
 const LoginBody = Type.Object({
   email: Type.String({ minLength: 1, maxLength: 255, format: 'email' }),
   password: Type.String({ minLength: 1, maxLength: 1024 }),
 });
-
-/** Where to go after signing in: the panel page first asked for, else the dashboard. */
-function intendedPanelPage(request: FastifyRequest): string {
-  const intended = request.session.intended;
-  if (typeof intended === 'string' && /^\/admin(\/|\?|$)/.test(intended) && !intended.startsWith('/admin/login')) {
-    delete request.session.intended;
-    return intended;
-  }
-  return '/admin';
-}
 
 export const loginRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/login', { config: { auth: 'admin-guest' } }, async (request, reply) =>
@@ -36,15 +26,10 @@ export const loginRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/login', { config: { auth: 'admin-guest' }, schema: { body: LoginBody }, attachValidation: true }, async (request, reply) => {
     const locale = localeFor(app, request);
     try {
-      const user = await app.services.auth.panelLogin(field(request, 'email'), field(request, 'password'), request.ip, locale, schemaErrors(request, locale));
-      if (twoFactorEnabled(user)) {
-        await startChallenge(request, user, 'panel');
-        return reply.redirect('/admin/two-factor-challenge', 303);
-      }
-      await app.services.auth.recordPanelLogin(user, request.ip);
-      const location = intendedPanelPage(request);
-      await completePanelSignIn(app, request, reply, user, { method: 'password' });
-      return reply.redirect(location, 303);
+      const { signIn } = app.services;
+      const proof = { email: field(request, 'email'), password: field(request, 'password'), earlier: schemaErrors(request, locale) };
+      const outcome = await signIn.attempt(signIn.methods.password, proof, { realm: 'panel', ip: request.ip, locale });
+      return answerSignIn(request, reply, await finishSignIn(app, request, reply, outcome));
     } catch (error) {
       const refused = refusal(error, locale);
       void reply.headers(refused.headers);
@@ -66,13 +51,10 @@ export const loginRoutes: FastifyPluginAsyncTypebox = async (app) => {
       assertChallengeInput(request, locale);
       const challenge = liveChallenge(request.session.twoFactorChallenge, 'panel');
       if (challenge === null) return challengeGone(app, request, reply, '/admin/login');
-      const user = await passChallenge(app.services, challenge, challengeInput(request), request.ip, locale);
-      if (user === null) return challengeGone(app, request, reply, '/admin/login');
+      const signedIn = await app.services.signIn.secondFactor(challenge, challengeInput(request), { ip: request.ip, locale });
+      if (signedIn === null) return challengeGone(app, request, reply, '/admin/login');
       delete request.session.twoFactorChallenge;
-      await app.services.auth.recordPanelLogin(user, request.ip);
-      const location = intendedPanelPage(request);
-      await completePanelSignIn(app, request, reply, user, { method: 'two-factor' });
-      return reply.redirect(location, 303);
+      return answerSignIn(request, reply, await finishSignIn(app, request, reply, signedIn));
     } catch (error) {
       const refused = refusal(error, locale);
       void reply.headers(refused.headers);

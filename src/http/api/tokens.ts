@@ -1,12 +1,10 @@
 // POST /api/tokens, DELETE /api/tokens/current, DELETE /api/tokens.
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { assertTokenSecondFactor } from '../../modules/auth/two-factor-challenge.js';
-import { AppError } from '../../modules/shared/errors.js';
-import { noticeTokenIssue } from '../shared/new-device.js';
 import { NoContent, errorResponses } from '../shared/schemas.js';
+import { issueApiToken } from '../shared/sign-in.js';
 
-export const INVALID_CREDENTIALS = 'The provided credentials are incorrect.';
+export { INVALID_CREDENTIALS } from '../../modules/sign-in/methods/password.js';
 
 const IssueBody = Type.Object({
   email: Type.String({ format: 'email', minLength: 1, maxLength: 255 }),
@@ -44,16 +42,13 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { email, password, device_name, code, recovery_code } = request.body;
       // The answer holds a new secret: no cache keeps it.
       void reply.header('cache-control', 'no-store');
-      const user = await app.services.users.attempt(email, password);
-      // One answer for an unknown email and a wrong password, so the API does not reveal
-      // which addresses have accounts.
-      if (user === null) throw new AppError(401, INVALID_CREDENTIALS);
-      // The password is answered first, as Fortify does: asking for the code after it tells a
-      // guesser the password was right, which any two-step sign-in does; the code is throttled.
-      await assertTokenSecondFactor(app.services, user, { code, recovery_code }, request.ip);
-      const token = await app.services.tokens.issue(user.id, device_name, ['*']);
-      request.logUser = user.id;
-      noticeTokenIssue(app, request, user, device_name);
+      // The sign-in pipeline, in the API's realm: one 401 for an unknown email and a wrong
+      // password; the code after the password, in the same request (as Fortify asks it: which
+      // tells a guesser the password was right, as any two-step sign-in does; it is throttled).
+      const { signIn } = app.services;
+      const outcome = await signIn.attempt(signIn.methods.password, { email, password }, { realm: 'api', ip: request.ip, locale: 'en' }, { code, recovery_code });
+      const token = await issueApiToken(app, request, outcome, device_name);
+      const { user } = outcome;
       return { token: token.plaintext, user: { id: user.id, name: user.name, email: user.email } };
     },
   );

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
 import { apiFingerprint, browserFingerprint, describeUserAgent, isDeviceId, newDeviceId } from '../../modules/alerts/device.js';
-import type { SignInChannel } from '../../modules/alerts/new-device.service.js';
+import type { SignInChannel, SignInNotice } from '../../modules/alerts/new-device.service.js';
 import { localeOf } from '../../plugins/views.js';
 
 export const DEVICE_COOKIE = 'tessera_device';
@@ -25,27 +25,29 @@ export function browserDeviceId(app: FastifyInstance, request: FastifyRequest, r
   return id;
 }
 
-/** Notices a browser sign-in (site or panel): records the device, mails the account when it is new. */
-export function noticeBrowserSignIn(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, user: User, channel: Exclude<SignInChannel, 'api'>): void {
-  const userAgent = request.headers['user-agent'] ?? '';
-  app.services.newDevices.notice(user, {
+/** What a browser sign-in says of its device: its cookie's id, its address, its user agent. */
+export function browserNotice(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Omit<SignInNotice, 'channel'> {
+  return {
     fingerprint: browserFingerprint(browserDeviceId(app, request, reply)),
     ip: request.ip,
-    device: describeUserAgent(userAgent),
-    channel,
+    device: describeUserAgent(request.headers['user-agent'] ?? ''),
     locale: localeOf(request, app.config.locale),
-  });
+  };
 }
 
-/** Notices an API token issue: the device is the client's user agent and the token's device name. */
-export function noticeTokenIssue(app: FastifyInstance, request: FastifyRequest, user: User, deviceName: string): void {
+/** Notices a browser session that starts outside the sign-in pipeline (a registration): records the device. */
+export function noticeBrowserSignIn(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, user: User, channel: Exclude<SignInChannel, 'api'>): void {
+  app.services.newDevices.notice(user, { ...browserNotice(app, request, reply), channel });
+}
+
+/** What an API token issue says of its device: the client's user agent and the token's device name. */
+export function tokenNotice(app: FastifyInstance, request: FastifyRequest, deviceName: string): Omit<SignInNotice, 'channel'> {
   const userAgent = request.headers['user-agent'] ?? '';
-  app.services.newDevices.notice(user, {
+  return {
     fingerprint: apiFingerprint(userAgent, deviceName),
     ip: request.ip,
     device: describeUserAgent(userAgent),
     deviceName,
-    channel: 'api',
     locale: localeOf(request, app.config.locale),
-  });
+  };
 }

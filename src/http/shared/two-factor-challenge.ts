@@ -25,16 +25,17 @@ export const ChallengeBody = Type.Object({
 });
 
 /**
- * After a correct password for an account with two-factor on: a new session id (as at a sign-in,
+ * After a correct first factor (`method`: a password, a provider) for an account with two-factor
+ * on (http/shared/sign-in.ts decides, after the pipeline): a new session id (as at a sign-in,
  * so a planted id is worth nothing) holding the pending challenge and nothing of the password.
  * On the site only what a sign-in keeps stays (the panel's login, the intended page); the CSRF
  * secret stays too, so an SPA's XSRF token still passes on the code step. On the panel the site's
  * login stays.
  */
-export async function startChallenge(request: FastifyRequest, user: Pick<User, 'id'>, channel: ChallengeChannel, remember = false): Promise<void> {
+export async function startChallenge(request: FastifyRequest, user: Pick<User, 'id'>, channel: ChallengeChannel, remember = false, method = 'password'): Promise<void> {
   const keep = channel === 'site' ? ['adminUserId', 'intended', 'flash', '_csrf'] : Object.keys(request.session).filter((key) => key !== 'cookie' && key !== 'twoFactorChallenge');
   await request.session.regenerate(keep);
-  request.session.twoFactorChallenge = newChallenge(user.id, remember, channel);
+  request.session.twoFactorChallenge = newChallenge(user.id, remember, channel, method);
 }
 
 /** What the challenge form sent. */

@@ -1,20 +1,12 @@
-// What the site's form actions share beyond src/http/shared/forms.ts: where to go after login,
-// and one way to answer a refusal — the form again for a browser, the {message, errors}
-// envelope for a script asking for JSON.
+// What the site's form actions share beyond src/http/shared/forms.ts: one way to answer a
+// refusal — the form again for a browser, the {message, errors} envelope for a script asking
+// for JSON.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { wantsJson } from '../../plugins/web-guard.js';
-import { sameSitePath } from '../shared/back-path.js';
 import { field, localeFor, refusal } from '../shared/forms.js';
 
-/** The page first asked for before login, if it is a local page of the site. */
-export function takeIntended(request: FastifyRequest): string | null {
-  const intended = request.session.intended;
-  delete request.session.intended;
-  // Only a path of this site (sameSitePath), and the panel has its own login.
-  if (typeof intended !== 'string' || sameSitePath(intended) === null) return null;
-  if (intended === '/admin' || intended.startsWith('/admin/')) return null;
-  return intended;
-}
+// The page first asked for before login, as every sign-in ends (http/shared/sign-in.ts).
+export { takeIntended } from '../shared/sign-in.js';
 
 export type FormPage = {
   template: string;

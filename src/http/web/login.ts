@@ -1,18 +1,15 @@
-// GET /login, POST /login: email + password (+ remember), throttled per email + IP. With
-// two-factor on, a correct password only opens the code step (two-factor-challenge.ts): a page
-// redirect for a browser, `{"two_factor": true}` for an SPA (Fortify's answer).
+// GET /login, POST /login: email + password (+ remember), through the sign-in pipeline
+// (modules/sign-in: throttled per email + IP). With two-factor on, a correct password only opens
+// the code step (two-factor-challenge.ts): a page redirect for a browser, `{"two_factor": true}`
+// for an SPA (Fortify's answer).
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
-import { wantsJson } from '../../plugins/web-guard.js';
-import { checked, done, field, localeFor, schemaErrors } from '../shared/forms.js';
-import { startChallenge } from '../shared/two-factor-challenge.js';
-import { submit, takeIntended } from './forms.js';
-import { completeSiteSignIn } from './sign-in.js';
-import { CHALLENGE_PATH } from './two-factor-challenge.js';
+import { checked, field, localeFor, schemaErrors } from '../shared/forms.js';
+import { answerSignIn, finishSignIn } from '../shared/sign-in.js';
+import { submit } from './forms.js';
 
 // The spec's login rules: a valid email, a password of at least 6 characters. The email's format
-// is judged by AuthService.login on its normalized spelling (see there).
+// is judged by the password method on its normalized spelling (modules/sign-in/methods/password.ts).
 const LoginBody = Type.Object({
   email: Type.String({ minLength: 1, maxLength: 255 }),
   password: Type.String({ minLength: 6, maxLength: 4096 }),
@@ -27,14 +24,10 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
   app.post('/login', { config: { auth: 'guest', spa: true }, schema: { body: LoginBody }, attachValidation: true }, async (request, reply) =>
     submit(request, reply, page, async () => {
       const locale = localeFor(app, request);
-      const user = await app.services.auth.login(field(request, 'email'), field(request, 'password'), request.ip, locale, schemaErrors(request, locale));
-      if (twoFactorEnabled(user)) {
-        await startChallenge(request, user, 'site', checked(request, 'remember'));
-        if (wantsJson(request)) return reply.code(200).header('cache-control', 'no-store').send({ two_factor: true });
-        return reply.redirect(CHALLENGE_PATH, 303);
-      }
-      await completeSiteSignIn(app, request, reply, user, { remember: checked(request, 'remember'), method: 'password' });
-      return done(request, reply, takeIntended(request) ?? '/dashboard');
+      const { signIn } = app.services;
+      const proof = { email: field(request, 'email'), password: field(request, 'password'), earlier: schemaErrors(request, locale) };
+      const outcome = await signIn.attempt(signIn.methods.password, proof, { realm: 'site', ip: request.ip, locale });
+      return answerSignIn(request, reply, await finishSignIn(app, request, reply, outcome, { remember: checked(request, 'remember') }));
     }),
   );
 }

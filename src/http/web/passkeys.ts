@@ -6,19 +6,16 @@
 import { readFileSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { User } from '../../db/types.js';
 import { attributeName, t, type Locale } from '../../modules/i18n/translator.js';
 import { freshChallenge, type PendingChallenge } from '../../modules/passkeys/passkeys.service.js';
-import { AppError, ValidationError, notFound } from '../../modules/shared/errors.js';
-import { canAccessPanel } from '../../modules/users/users.service.js';
+import type { Realm } from '../../modules/sign-in/sign-in.service.js';
+import { ValidationError, notFound } from '../../modules/shared/errors.js';
 import { flash } from '../../plugins/views.js';
 import { wantsJson } from '../../plugins/web-guard.js';
 import { done, localeFor, refusal } from '../shared/forms.js';
 import { addConfirmExtra, markPasswordConfirmed, requirePasswordConfirmed, takeConfirmIntended } from './confirm-password.js';
-import { takeIntended } from './forms.js';
 import { addSecuritySection, currentUser } from './security.js';
-import { completePanelSignIn } from '../shared/panel-sign-in.js';
-import { completeSiteSignIn } from './sign-in.js';
+import { finishSignIn } from '../shared/sign-in.js';
 
 declare module 'fastify' {
   interface Session {
@@ -33,9 +30,6 @@ declare module 'fastify' {
 export const WEBAUTHN_SCRIPT_PATH = '/vendor/simplewebauthn-browser.js';
 
 const MAX_ID = 2_147_483_647;
-// Failed passkey sign-ins per IP: as many as the password's, in the same window.
-const FAILED_MAX = 5;
-const FAILED_DECAY_SECONDS = 60;
 
 const NameBody = Type.Object({ name: Type.String({ maxLength: 255 }) });
 // The browser's answer is checked by @simplewebauthn/server; the schema only bounds its size.
@@ -81,30 +75,20 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
     }
   };
 
-  const throttleKey = (request: FastifyRequest) => `passkey-login|${request.ip}`;
-
-  /**
-   * The user whose passkey answered the pending challenge of `purpose`. Every attempt counts
-   * against the IP's window and a success clears it, so only failures in a row add up: past
-   * FAILED_MAX the answer is 429 and the passkey is not even checked.
-   */
-  const verifiedUser = async (request: FastifyRequest, purpose: string, accept: (user: User) => boolean = () => true): Promise<User> => {
-    const locale = localeFor(app, request);
-    const pending = takeAuthentication(request, purpose);
+  /** The passkey's answer to the pending challenge of `purpose`, as the sign-in pipeline's proof. */
+  const passkeyProof = (request: FastifyRequest, purpose: string) => ({
+    pending: takeAuthentication(request, purpose),
+    response: responseOf(request),
     // A body that is not an answer at all is refused before the throttle counts it.
-    if (request.validationError !== undefined) throw new ValidationError({ passkey: [t(locale, 'passkeys.failed')] });
-    const state = await app.services.throttle.attempt(throttleKey(request), FAILED_MAX, FAILED_DECAY_SECONDS);
-    if (state.limited) {
-      const message = t(locale, 'passkeys.throttle', { seconds: state.retryAfterSeconds });
-      throw new AppError(429, message, { passkey: [message] }, { 'retry-after': String(state.retryAfterSeconds) });
-    }
-    const userId = await app.services.passkeys.authenticate(pending, responseOf(request));
-    const user = userId === null ? undefined : await app.services.users.findById(userId);
-    // One answer for every failure: an unknown passkey, a bad signature, an account that may not
-    // enter (the panel's non-administrators), as a wrong password gets.
-    if (user === undefined || !accept(user)) throw new ValidationError({ passkey: [t(locale, 'passkeys.failed')] });
-    await app.services.throttle.clear(throttleKey(request));
-    return user;
+    malformed: request.validationError !== undefined,
+  });
+
+  /** A passkey sign-in on the site or the panel, through the pipeline (a passkey is two factors: no code step follows). */
+  const passkeySignIn = async (request: FastifyRequest, reply: FastifyReply, realm: Exclude<Realm, 'api'>): Promise<FastifyReply> => {
+    const { signIn } = app.services;
+    const outcome = await signIn.attempt(signIn.methods.passkey, passkeyProof(request, realm), { realm, ip: request.ip, locale: localeFor(app, request) });
+    const finished = await finishSignIn(app, request, reply, outcome);
+    return reply.header('cache-control', 'no-store').send({ redirect: finished.location });
   };
 
   const sendOptions = (reply: FastifyReply, options: unknown) => reply.header('cache-control', 'no-store').send({ options });
@@ -166,12 +150,7 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/passkeys/login', { config: { auth: 'guest' }, schema: { body: ResponseBody }, attachValidation: true }, async (request, reply) =>
-    json(request, reply, async () => {
-      const user = await verifiedUser(request, 'site');
-      // A passkey is two factors (the device and its PIN or biometric): no code step follows.
-      await completeSiteSignIn(app, request, reply, user, { remember: false, method: 'passkey' });
-      return reply.header('cache-control', 'no-store').send({ redirect: takeIntended(request) ?? '/dashboard' });
-    }),
+    json(request, reply, () => passkeySignIn(request, reply, 'site')),
   );
 
   // Signing in on the panel: the same, for an administrator only.
@@ -182,15 +161,7 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/admin/passkeys/login', { config: { auth: 'admin-guest' }, schema: { body: ResponseBody }, attachValidation: true }, async (request, reply) =>
-    json(request, reply, async () => {
-      const user = await verifiedUser(request, 'panel', canAccessPanel);
-      await app.services.audit.record(user, 'admin.login', { type: 'session', id: user.id, label: user.email }, {}, request.ip);
-      const intended = request.session.intended;
-      const location = typeof intended === 'string' && /^\/admin(\/|\?|$)/.test(intended) && !intended.startsWith('/admin/login') ? intended : '/admin';
-      delete request.session.intended;
-      await completePanelSignIn(app, request, reply, user, { method: 'passkey' });
-      return reply.header('cache-control', 'no-store').send({ redirect: location });
-    }),
+    json(request, reply, () => passkeySignIn(request, reply, 'panel')),
   );
 
   // Confirming the password with a passkey: one of the signed-in user's own.
@@ -202,8 +173,10 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/user/confirm-password/passkey', { config: { auth: 'user' }, schema: { body: ResponseBody }, attachValidation: true }, async (request, reply) =>
     json(request, reply, async () => {
+      // The same proof and throttle as a sign-in, for one of the signed-in user's own passkeys.
       const userId = request.siteUser!.id;
-      await verifiedUser(request, 'confirm', (user) => user.id === userId);
+      const { signIn } = app.services;
+      await signIn.prove(signIn.methods.passkey, passkeyProof(request, 'confirm'), { realm: 'site', ip: request.ip, locale: localeFor(app, request) }, (user) => user.id === userId);
       markPasswordConfirmed(request);
       return reply.header('cache-control', 'no-store').send({ redirect: takeConfirmIntended(request) });
     }),

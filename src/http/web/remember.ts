@@ -1,33 +1,11 @@
 // The remember-me cookie: issued at a login with "remember", read by the web guard when the
 // session has no user (siteUserFallbacks), rotated at each use, forgotten at logout.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { RememberService, selectorOf } from '../../modules/remember/remember.service.js';
-import { cookieName, cookieScope } from '../../plugins/session.js';
+import { selectorOf } from '../../modules/remember/remember.service.js';
+import { clearRememberCookie as clearCookie, rememberCookie, setRememberCookie as setCookie } from '../shared/remember-cookie.js';
 
-/** The cookie's plain name; its name on the wire is rememberCookie(app) (`__Host-` in production over https). */
-export const REMEMBER_COOKIE = 'tessera_remember';
-
-const rememberCookie = (app: FastifyInstance): string => cookieName(app.config, REMEMBER_COOKIE);
-
-function cookieOptions(app: FastifyInstance) {
-  return { ...cookieScope(app.config), httpOnly: true, sameSite: 'lax' as const };
-}
-
-function setCookie(app: FastifyInstance, reply: FastifyReply, value: string): void {
-  void reply.setCookie(rememberCookie(app), value, { ...cookieOptions(app), maxAge: RememberService.cookieMaxAgeSeconds });
-  // The session notes its device's token, so that ending the session (security page) forgets it too.
-  const selector = selectorOf(value);
-  if (selector !== null && reply.request.session !== undefined) reply.request.session.rememberSelector = selector;
-}
-
-function clearCookie(app: FastifyInstance, reply: FastifyReply): void {
-  void reply.clearCookie(rememberCookie(app), cookieOptions(app));
-}
-
-/** Remembers this device for the user: a new token row and its cookie. */
-export async function rememberDevice(app: FastifyInstance, reply: FastifyReply, userId: number): Promise<void> {
-  setCookie(app, reply, await app.services.remember.issue(userId));
-}
+// Set at a sign-in by http/shared (every way in); named here too for the pages that read it.
+export { REMEMBER_COOKIE, rememberDevice } from '../shared/remember-cookie.js';
 
 /** Forgets this device only (logout): its row and its cookie; other devices stay remembered. */
 export async function forgetDevice(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<void> {

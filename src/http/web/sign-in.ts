@@ -1,25 +1,18 @@
-// The last step of every site sign-in, whichever way it came (password, password + two-factor
-// code, passkey): the new session, remember-me, and the sign-in noticed (new-device alerts). The
-// panel's one step is in http/shared/panel-sign-in.ts (the panel's face and the passkey routes
-// share it), so no way in can skip part of either.
+// Completing a site sign-in for a way in that does not go through the pipeline's attempt yet:
+// a proven user is handed to the pipeline's completion (http/shared/sign-in.ts), so the new
+// session, remember-me, the audit line and the new-device alert are the same as for any method.
+// A new method should rather be a file of modules/sign-in/methods/ (docs/sign-in.md).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
-import { noticeBrowserSignIn } from '../shared/new-device.js';
-import { rememberDevice } from './remember.js';
+import { finishSignIn } from '../shared/sign-in.js';
 
-import type { SignInMethod } from '../shared/panel-sign-in.js';
-
-export type { SignInMethod } from '../shared/panel-sign-in.js';
-
-/** Signs the user in on the site: a new session id, remember-me when asked. */
+/** Signs the user in on the site: a new session id, remember-me when asked, audited and noticed. */
 export async function completeSiteSignIn(
   app: FastifyInstance,
   request: FastifyRequest,
   reply: FastifyReply,
   user: User,
-  options: { remember: boolean; method: SignInMethod },
+  options: { remember: boolean; method: string },
 ): Promise<void> {
-  await app.loginSite(request, user);
-  if (options.remember) await rememberDevice(app, reply, user.id);
-  noticeBrowserSignIn(app, request, reply, user, 'site');
+  await finishSignIn(app, request, reply, { status: 'signed-in', user, realm: 'site', method: options.method }, { remember: options.remember });
 }

@@ -1,15 +1,15 @@
 // GET/POST /two-factor-challenge: the code step of the site's sign-in when two-factor is on
 // (Fortify's two-factor-challenge). POST /login leaves only a pending challenge in the session
 // (startChallenge in src/http/shared/two-factor-challenge.ts); this step checks the code or a
-// recovery code and completes the sign-in. The panel's own step is in src/http/admin/login.ts.
+// recovery code, and the sign-in pipeline completes it. The panel's own step is in src/http/admin/login.ts.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { liveChallenge, passChallenge } from '../../modules/auth/two-factor-challenge.js';
-import { done, localeFor } from '../shared/forms.js';
+import { liveChallenge } from '../../modules/auth/two-factor-challenge.js';
+import { localeFor } from '../shared/forms.js';
+import { CHALLENGE_PATHS, answerSignIn, finishSignIn } from '../shared/sign-in.js';
 import { ChallengeBody, assertChallengeInput, challengeGone, challengeInput, recoveryMode } from '../shared/two-factor-challenge.js';
-import { submit, takeIntended } from './forms.js';
-import { completeSiteSignIn } from './sign-in.js';
+import { submit } from './forms.js';
 
-export const CHALLENGE_PATH = '/two-factor-challenge';
+export const CHALLENGE_PATH = CHALLENGE_PATHS.site;
 
 export async function twoFactorChallengeRoutes(app: FastifyInstance): Promise<void> {
   const page = (request: FastifyRequest) => ({ template: 'auth/two-factor-challenge', keep: [], data: { recovery: recoveryMode(request) } });
@@ -25,11 +25,10 @@ export async function twoFactorChallengeRoutes(app: FastifyInstance): Promise<vo
       assertChallengeInput(request, locale);
       const challenge = liveChallenge(request.session.twoFactorChallenge, 'site');
       if (challenge === null) return challengeGone(app, request, reply, '/login');
-      const user = await passChallenge(app.services, challenge, challengeInput(request), request.ip, locale);
-      if (user === null) return challengeGone(app, request, reply, '/login');
+      const signedIn = await app.services.signIn.secondFactor(challenge, challengeInput(request), { ip: request.ip, locale });
+      if (signedIn === null) return challengeGone(app, request, reply, '/login');
       delete request.session.twoFactorChallenge;
-      await completeSiteSignIn(app, request, reply, user, { remember: challenge.remember, method: 'two-factor' });
-      return done(request, reply, takeIntended(request) ?? '/dashboard');
+      return answerSignIn(request, reply, await finishSignIn(app, request, reply, signedIn, { remember: challenge.remember }));
     });
   });
 }

@@ -17,8 +17,8 @@ export const CHALLENGE_LIFETIME_MS = 5 * 60_000;
 
 export type ChallengeChannel = 'site' | 'panel';
 
-/** What the session keeps between the password and the code. */
-export type TwoFactorChallenge = { userId: number; remember: boolean; channel: ChallengeChannel; expiresAt: number };
+/** What the session keeps between the first factor and the code (`method`: the first factor's name, for the audit line). */
+export type TwoFactorChallenge = { userId: number; remember: boolean; channel: ChallengeChannel; method: string; expiresAt: number };
 
 export type ChallengeDeps = {
   users: Pick<UserService, 'findById'>;
@@ -26,9 +26,9 @@ export type ChallengeDeps = {
   throttle: Throttle;
 };
 
-/** A challenge for the user who just gave the right password, valid CHALLENGE_LIFETIME_MS. */
-export function newChallenge(userId: number, remember: boolean, channel: ChallengeChannel, now: number = Date.now()): TwoFactorChallenge {
-  return { userId, remember, channel, expiresAt: now + CHALLENGE_LIFETIME_MS };
+/** A challenge for the user who just gave the right first factor, valid CHALLENGE_LIFETIME_MS. */
+export function newChallenge(userId: number, remember: boolean, channel: ChallengeChannel, method = 'password', now: number = Date.now()): TwoFactorChallenge {
+  return { userId, remember, channel, method, expiresAt: now + CHALLENGE_LIFETIME_MS };
 }
 
 /**
@@ -40,7 +40,8 @@ export function liveChallenge(value: unknown, channel: ChallengeChannel, now: nu
   const challenge = value as Partial<TwoFactorChallenge>;
   if (challenge.channel !== channel || typeof challenge.userId !== 'number' || typeof challenge.expiresAt !== 'number') return null;
   if (challenge.expiresAt <= now) return null;
-  return { userId: challenge.userId, remember: challenge.remember === true, channel, expiresAt: challenge.expiresAt };
+  const method = typeof challenge.method === 'string' && /^[a-z0-9:_-]{1,40}$/.test(challenge.method) ? challenge.method : 'password';
+  return { userId: challenge.userId, remember: challenge.remember === true, channel, method, expiresAt: challenge.expiresAt };
 }
 
 /** The throttle bucket of code guesses for an account from an address (site, panel and API alike). */

@@ -1,0 +1,17 @@
+// The ways in, by name. A new method is one file beside these (its proof, its throttle, its
+// refusals, see ../method.ts) and one line here; the pipeline (../sign-in.service.ts) does the rest.
+import type { PasskeyService } from '../../passkeys/passkeys.service.js';
+import type { UserService } from '../../users/users.service.js';
+import { passkeyMethod } from './passkey.js';
+import { passwordMethod } from './password.js';
+
+export type MethodDeps = { users: Pick<UserService, 'attempt' | 'findById'>; passkeys: Pick<PasskeyService, 'authenticate'> };
+
+export function signInMethods(deps: MethodDeps) {
+  return {
+    password: passwordMethod(deps),
+    passkey: passkeyMethod(deps),
+  };
+}
+
+export type SignInMethods = ReturnType<typeof signInMethods>;

@@ -1,0 +1,75 @@
+// Email + password, on the site's form, the panel's and POST /api/tokens. Each realm counts its
+// attempts in a bucket of its own (per normalized email + IP) and speaks its own refusals: the
+// site's and the panel's in the visitor's language on the email field, the API's 401 in English.
+import { fullFormats } from 'ajv-formats/dist/formats.js';
+import { attributeName, t } from '../../i18n/translator.js';
+import { AppError, ValidationError, type FieldErrors } from '../../shared/errors.js';
+import { throttleEmail } from '../../throttle/throttle.js';
+import type { UserService } from '../../users/users.service.js';
+import { LOGIN_DECAY_SECONDS, LOGIN_MAX_ATTEMPTS } from '../../auth/auth.service.js';
+import type { Realm, SignInMethod, ThrottlePolicy } from '../method.js';
+
+/** POST /api/tokens' one answer for an unknown email and a wrong password. */
+export const INVALID_CREDENTIALS = 'The provided credentials are incorrect.';
+
+// The format check the route schemas use (ajv-formats' "email").
+const EMAIL_FORMAT = fullFormats.email as RegExp;
+
+export type PasswordProof = {
+  email: string;
+  password: string;
+  /** The form's schema errors (in the visitor's language): with any, nothing is counted. */
+  earlier?: FieldErrors;
+};
+
+const hasErrors = (errors: FieldErrors | undefined): errors is FieldErrors => errors !== undefined && Object.keys(errors).length > 0;
+
+// The throttle bucket's prefix per realm, as they always were (a count survives this code).
+const BUCKET: Record<Realm, string> = { site: 'login', panel: 'admin-login', api: 'api-login' };
+
+/** Signing in with the account's email and password. */
+export function passwordMethod(deps: { users: Pick<UserService, 'attempt'> }): SignInMethod<PasswordProof> {
+  return {
+    name: 'password',
+    realms: ['site', 'panel', 'api'],
+    strong: false,
+
+    check({ email, earlier = {} }, { realm, locale }) {
+      if (realm === 'panel' && hasErrors(earlier)) throw new ValidationError(earlier);
+      if (realm !== 'site') return;
+      // Laravel's email rule takes Unicode addresses; here `ⓐdmin@…` or `ａdmin@…` are judged by
+      // their normalized spelling, so they count against admin@…'s bucket instead of being
+      // turned away as malformed before the throttle sees them.
+      const format: FieldErrors =
+        earlier.email === undefined && !EMAIL_FORMAT.test(throttleEmail(email)) ? { email: [t(locale, 'validation.email', { attribute: attributeName('email', locale) })] } : {};
+      // The email's message first, as the form shows its fields (a spread copies input-named keys
+      // as own properties: none can reach a prototype).
+      const errors: FieldErrors = { ...format, ...earlier };
+      if (hasErrors(errors)) throw new ValidationError(errors);
+    },
+
+    // The API's attempts are counted by its LOGIN_RATE_LIMIT (plugins/rate-limit.ts), before the
+    // body is even read; the pages' here, LOGIN_MAX_ATTEMPTS a window.
+    throttle({ email }, { realm, ip, locale }): ThrottlePolicy | null {
+      if (realm === 'api') return null;
+      return {
+        key: `${BUCKET[realm]}|${throttleEmail(email)}|${ip}`,
+        max: LOGIN_MAX_ATTEMPTS,
+        decaySeconds: LOGIN_DECAY_SECONDS,
+        limited: (seconds) => {
+          const message = realm === 'panel' ? t(locale, 'admin.login.throttle', { seconds }) : t(locale, 'auth.throttle', { seconds, minutes: Math.ceil(seconds / 60) });
+          return new AppError(429, message, { email: [message] }, { 'retry-after': String(seconds) });
+        },
+      };
+    },
+
+    verify: ({ email, password }) => deps.users.attempt(email, password),
+
+    // One message for an unknown email, a wrong password and (on the panel) an account without
+    // panel access: the form never tells which accounts exist or which are administrators.
+    refused({ realm, locale }) {
+      if (realm === 'api') return new AppError(401, INVALID_CREDENTIALS);
+      return new ValidationError({ email: [t(locale, realm === 'panel' ? 'admin.login.failed' : 'auth.failed')] });
+    },
+  };
+}

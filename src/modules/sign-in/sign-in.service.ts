@@ -1,0 +1,114 @@
+// One sign-in pipeline for every way in (STYLE.md habit 19): a method (methods/) only proves who
+// the person is; identify → throttle → verify → the realm's rule → the second factor when due →
+// complete happen here, once, whatever the method. The HTTP side (a new session id,
+// remember-me, the answer) is one function per realm in src/http/shared/sign-in.ts.
+import type { User } from '../../db/types.js';
+import type { NewDeviceService, SignInNotice } from '../alerts/new-device.service.js';
+import type { AuditService } from '../audit/audit.service.js';
+import { assertTokenSecondFactor, passChallenge, type ChallengeDeps, type ChallengeInput, type TwoFactorChallenge } from '../auth/two-factor-challenge.js';
+import type { Throttle } from '../throttle/throttle.js';
+import type { TokenService } from '../tokens/tokens.service.js';
+import { twoFactorEnabled } from '../two-factor/two-factor.service.js';
+import { canAccessPanel } from '../users/users.service.js';
+import type { Realm, SignInContext, SignInMethod } from './method.js';
+import { signInMethods, type MethodDeps, type SignInMethods } from './methods/index.js';
+
+export type { Realm, SignInContext, SignInMethod } from './method.js';
+
+/** A proven sign-in, not yet completed. */
+export type SignedIn = { status: 'signed-in'; user: User; realm: Realm; method: string };
+/** A right first factor of an account with two-factor on: the code comes next (site and panel). */
+export type SecondFactorDue = { status: 'second-factor'; user: User; realm: Exclude<Realm, 'api'>; method: string };
+export type SignInOutcome = SignedIn | SecondFactorDue;
+
+/** The code sent along with the password where no session can wait for it (POST /api/tokens). */
+export type InlineSecondFactor = { code?: string; recovery_code?: string };
+
+export type SignInDeps = ChallengeDeps &
+  MethodDeps & {
+    audit: Pick<AuditService, 'record'>;
+    newDevices: Pick<NewDeviceService, 'notice'>;
+    tokens: Pick<TokenService, 'issue'>;
+    throttle: Throttle;
+  };
+
+/** The realm's own rule, after any method: the panel is for administrators only. */
+function realmAdmits(realm: Realm, user: User): boolean {
+  return realm !== 'panel' || canAccessPanel(user);
+}
+
+const AUDIT_ACTION = { site: 'auth.login', panel: 'admin.login' } as const;
+
+export class SignInService {
+  /** The registry of ways in: one file each under methods/. */
+  readonly methods: SignInMethods;
+
+  constructor(private readonly deps: SignInDeps) {
+    this.methods = signInMethods(deps);
+  }
+
+  /**
+   * Proves who the person is: the method's form checks, then its throttle (counted before the
+   * proof is checked, so a burst of parallel guesses cannot slip under the limit; once over it
+   * nothing is checked at all), then its proof. `accept` narrows who may pass (a confirmation:
+   * the signed-in user only); a refused account gets the method's one refusal. A success clears
+   * the count, so only failures in a row add up.
+   */
+  async prove<P>(method: SignInMethod<P>, proof: P, context: SignInContext, accept: (user: User) => boolean = () => true): Promise<User> {
+    if (!method.realms.includes(context.realm)) throw method.refused(context);
+    method.check?.(proof, context);
+    const policy = method.throttle(proof, context);
+    if (policy !== null) {
+      const state = await this.deps.throttle.attempt(policy.key, policy.max, policy.decaySeconds);
+      if (state.limited) throw policy.limited(state.retryAfterSeconds);
+    }
+    const user = await method.verify(proof, context);
+    if (user === null || !accept(user)) throw method.refused(context);
+    if (policy !== null) await this.deps.throttle.clear(policy.key);
+    return user;
+  }
+
+  /**
+   * A sign-in attempt with any method, in any realm: proved, admitted by the realm's rule, then
+   * signed in, or (two-factor on, a method that is not two factors already) waiting for the code.
+   * The API has no session to wait in: its code comes in the same request (`inline`).
+   */
+  async attempt<P>(method: SignInMethod<P>, proof: P, context: SignInContext, inline: InlineSecondFactor = {}): Promise<SignInOutcome> {
+    const user = await this.prove(method, proof, context, (candidate) => realmAdmits(context.realm, candidate));
+    if (method.strong || !twoFactorEnabled(user)) return { status: 'signed-in', user, realm: context.realm, method: method.name };
+    if (context.realm === 'api') {
+      await assertTokenSecondFactor(this.deps, user, inline, context.ip);
+      return { status: 'signed-in', user, realm: 'api', method: `${method.name}+two-factor` };
+    }
+    return { status: 'second-factor', user, realm: context.realm, method: method.name };
+  }
+
+  /**
+   * The code step of a pending challenge: signed in with the code or a recovery code, or null
+   * when the account is gone (or, on the panel, no longer an administrator): start over.
+   */
+  async secondFactor(challenge: TwoFactorChallenge, input: ChallengeInput, context: Omit<SignInContext, 'realm'>): Promise<SignedIn | null> {
+    const user = await passChallenge(this.deps, challenge, input, context.ip, context.locale);
+    if (user === null || !realmAdmits(challenge.channel, user)) return null;
+    return { status: 'signed-in', user, realm: challenge.channel, method: `${challenge.method}+two-factor` };
+  }
+
+  /**
+   * The domain's part of completing a sign-in on the site or the panel, after the HTTP side gave
+   * it a new session: the audit line and the new-device notice (the alert when it is new).
+   */
+  async completeBrowser(signedIn: SignedIn & { realm: 'site' | 'panel' }, notice: Omit<SignInNotice, 'channel'>): Promise<void> {
+    const { user, realm, method } = signedIn;
+    await this.deps.audit.record(user, AUDIT_ACTION[realm], { type: 'session', id: user.id, label: user.email }, { method }, notice.ip);
+    this.deps.newDevices.notice(user, { ...notice, channel: realm });
+  }
+
+  /** Completes an API sign-in: the token (its secret shown once), its audit line, the new-device notice. */
+  async issueToken(signedIn: SignedIn & { realm: 'api' }, deviceName: string, notice: Omit<SignInNotice, 'channel'>): Promise<{ plaintext: string }> {
+    const { user, method } = signedIn;
+    const token = await this.deps.tokens.issue(user.id, deviceName, ['*']);
+    await this.deps.audit.record(user, 'auth.token_issued', { type: 'token', id: token.id, label: deviceName }, { method }, notice.ip);
+    this.deps.newDevices.notice(user, { ...notice, channel: 'api' });
+    return token;
+  }
+}
