@@ -14,7 +14,7 @@ import { testConfig } from '../helpers.js';
 async function refusal(plugin: FastifyPluginAsync, withConfig = true): Promise<string> {
   const app = Fastify();
   // The shared objects' presence is what is checked here, not their use: nothing is called.
-  if (withConfig) app.decorate('config', testConfig()).decorate('services', {});
+  if (withConfig) app.decorate('config', testConfig()).decorate('services', {} as never);
   try {
     await app.register(plugin);
     await app.ready();
