@@ -13,9 +13,10 @@ import { AppError } from '../../modules/shared/errors.js';
 import { twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
 import { flash } from '../../plugins/views.js';
 import { sameSitePath } from '../shared/back-path.js';
-import { done, localeFor } from '../shared/forms.js';
+import { done, field, localeFor } from '../shared/forms.js';
 import { startChallenge } from '../shared/two-factor-challenge.js';
 import { addConfirmExtra, CONFIRM_PASSWORD_PATH, markPasswordConfirmed, requirePasswordConfirmed, takeConfirmIntended } from './confirm-password.js';
+import { submit } from './forms.js';
 import { addSecuritySection } from './security.js';
 import { completeSiteSignIn } from './sign-in.js';
 import { CHALLENGE_PATH } from './two-factor-challenge.js';
@@ -52,10 +53,20 @@ const PENDING_MS = 10 * 60_000;
  */
 export function oidcPageLocals(app: FastifyInstance): void {
   const buttons = app.config.oidcProviders.map(({ name, label }) => ({ name, label }));
-  if (buttons.length === 0) return;
-  app.addHook('onRequest', async (request, reply) => {
-    const path = request.url.split('?')[0];
-    if (path === '/login' || path === '/register') (reply as FastifyReply & { locals: Record<string, unknown> | null }).locals = { oidcProviders: buttons };
+  const locals = (reply: FastifyReply, values: Record<string, unknown>) => ((reply as FastifyReply & { locals: Record<string, unknown> | null }).locals = values);
+  if (buttons.length > 0) {
+    app.addHook('onRequest', async (request, reply) => {
+      const path = request.url.split('?')[0];
+      if (path === '/login' || path === '/register') locals(reply, { oidcProviders: buttons });
+    });
+  }
+  // /profile offers "Set a password" instead of "Update password" to an account without one
+  // (the session's user; the route's own guard still decides whether the page is shown at all).
+  app.addHook('preHandler', async (request, reply) => {
+    const id = request.session.userId;
+    if (typeof id !== 'number' || !/^\/profile(\/|\?|$)/.test(request.url)) return;
+    const user = await app.services.users.findById(id);
+    if (user !== undefined) locals(reply, { hasPassword: user.password !== null });
   });
 }
 
@@ -88,6 +99,17 @@ export async function oidcRoutes(app: FastifyInstance): Promise<void> {
   const identities = new IdentityService(app.db);
   app.decorate('oidc', oidc);
   app.decorate('identities', identities);
+
+  // "Set a password" on /profile, for an account made through a provider: a new way in, so the
+  // person is confirmed first (by the provider or a passkey: there is no password to ask for).
+  app.post('/profile/set-password', { config: { auth: 'verified' }, preHandler: requirePasswordConfirmed(app) }, async (request, reply) =>
+    submit(request, reply, { template: 'profile', keep: [], data: { profile: { name: request.siteUser!.name, email: request.siteUser!.email }, hasPassword: false } }, async () => {
+      const locale = localeFor(app, request);
+      const set = await identities.setFirstPassword(request.siteUser!.id, field(request, 'password'), field(request, 'password_confirmation'), locale);
+      return done(request, reply, '/profile', t(locale, set ? 'oidc.password.set' : 'oidc.password.already'));
+    }),
+  );
+
   if (app.config.oidcProviders.length === 0) return;
   // Discovery at start, not awaited: a provider that is down is logged and tried again later.
   app.addHook('onReady', async () => void oidc.warm());

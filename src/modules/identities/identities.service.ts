@@ -6,6 +6,9 @@ import { sql, type Kysely } from 'kysely';
 import { writeTransaction, type Db } from '../../db/connect.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Database, Identity, User } from '../../db/types.js';
+import { hashPassword } from '../passwords/hasher.js';
+import { checkNewPassword } from '../passwords/policy.js';
+import { ValidationError } from '../shared/errors.js';
 import { emailTaken, findUserById, insertUser } from '../users/users.repository.js';
 import { deleteIdentities, findIdentity, identitiesOf, insertIdentity, touchIdentity, waysIn } from './identities.repository.js';
 
@@ -112,6 +115,25 @@ export class IdentityService {
   async belongsTo(userId: number, claims: Pick<ProviderClaims, 'provider' | 'subject'>): Promise<boolean> {
     const identity = await findIdentity(this.db.kysely, claims.provider, claims.subject);
     return identity?.user_id === userId;
+  }
+
+  /**
+   * Gives a password to an account made through a provider (issue 24 §2's setFirstPassword, kept
+   * here until the account core owns it). Written only while the account has none: the update is
+   * conditional, so it can never replace a password (that is a change, with its own rules: the
+   * current password, every other session ended). False when the account already has one.
+   */
+  async setFirstPassword(userId: number, password: string, confirmation: string, locale: string): Promise<boolean> {
+    const errors = checkNewPassword(password, confirmation, locale);
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+    const hash = await hashPassword(password);
+    const result = await this.db.kysely
+      .updateTable('users')
+      .set({ password: hash, updated_at: new Date().toISOString() })
+      .where('id', '=', userId)
+      .where('password', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   listFor(userId: number): Promise<Identity[]> {
