@@ -36,10 +36,13 @@ function signingKey(): JWK {
   return { ...(privateKey.export({ format: 'jwk' }) as JWK), kid: 'test-key', alg: 'RS256', use: 'sig' };
 }
 
-/** Starts the provider on a free loopback port; `redirectUris` are the app's callbacks. */
-export async function startTestProvider(redirectUris: string[]): Promise<TestProvider> {
+/** Starts the provider on a loopback port (a free one unless given); `redirectUris` are the app's callbacks. */
+export async function startTestProvider(redirectUris: string[], options: { port?: number } = {}): Promise<TestProvider> {
   const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const clientId = 'tessera-test';
   const clientSecret = randomBytes(24).toString('hex');

@@ -274,6 +274,18 @@ describe('sign-in with a provider that cannot be reached', () => {
       assert.match(statusMessage((await client.follow(response)).body) ?? '', /not available right now/);
       assert.match(h.logs.join(''), /OIDC provider discovery failed; will try again/);
       assert.equal((await h.database.db.kysely.selectFrom('users').select('id').execute()).length, 0);
+      // The provider comes up: once the back-off is over (a second, then two…), the next click gets there.
+      const provider = await startTestProvider([`${APP_URL}/auth/corp/callback`], { port });
+      try {
+        let location = '/login';
+        for (let attempt = 0; attempt < 40 && location === '/login'; attempt += 1) {
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          location = String((await new WebClient(h.app).get('/auth/corp/redirect')).headers.location);
+        }
+        assert.equal(new URL(location, APP_URL).origin, `http://127.0.0.1:${port}`);
+      } finally {
+        await provider.close();
+      }
     } finally {
       await h.close();
     }
