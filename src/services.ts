@@ -43,6 +43,6 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
   const admin = new AdminService(db, config, core);
   const passkeys = new PasskeyService(db, config);
   const accounts = createAccountServices(db, config, core, options);
-  const signIn = new SignInService({ ...core, passkeys, throttle: accounts.throttle, newDevices: accounts.newDevices });
+  const signIn = new SignInService({ ...core, passkeys, throttle: accounts.throttle, newDevices: accounts.newDevices, apiAttempts: config.loginRateLimit });
   return { ...core, admin, passkeys, ...accounts, signIn };
 }

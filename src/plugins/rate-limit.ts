@@ -1,24 +1,22 @@
 // Rate limits under /api, on @fastify/rate-limit:
 // - every /api route: API_RATE_LIMIT requests a minute per token (the id part of a well-formed
 //   `Bearer <id>|…`, never the secret) or, without one, per client IP;
-// - POST /api/tokens also: LOGIN_RATE_LIMIT attempts a minute per email + IP, checked before the
-//   password is, so a 429 costs no argon2 work and tells nothing about the password. It counts
-//   through the account throttle (modules/throttle), as /login does.
+// (POST /api/tokens' LOGIN_RATE_LIMIT attempts a minute per email + IP are the sign-in
+// pipeline's, modules/sign-in, as every way in counts its attempts there.)
 // Answers are Laravel's: X-RateLimit-Limit/Remaining on every limited response; a 429 adds
 // Retry-After (seconds) and X-RateLimit-Reset (Unix time), with the envelope "Too Many Attempts.".
 // Counters live in memory (one process), Redis or the database (shared by every instance).
 // When Redis or the database fails, the request limit lets requests through, except on the
 // routes that check a password, which keep counting in this process (see below).
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, onSendHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { DatabaseRateLimitStore } from '../modules/rate-limit/database-store.js';
 import { connectedOnce, rateLimitNamespace } from '../modules/rate-limit/redis.js';
-import { AppError } from '../modules/shared/errors.js';
-import { throttleEmail } from '../modules/throttle/throttle.js';
+import { tooManyAttempts } from '../modules/rate-limit/too-many-attempts.js';
 
 const WINDOW_MS = 60_000;
-export const TOO_MANY_ATTEMPTS = 'Too Many Attempts.';
+export { TOO_MANY_ATTEMPTS } from '../modules/rate-limit/too-many-attempts.js';
 
 // The routes whose handler checks a password (a sign-in, the current password of a change).
 const CREDENTIAL_ROUTES = new Set(['POST /api/tokens', 'PUT /api/user/password']);
@@ -39,24 +37,14 @@ export function apiBucket(request: FastifyRequest): string {
   return credentials === null || credentials === 'invalid' ? `ip:${clientIp(request)}` : `token:${credentials.id}`;
 }
 
-function tooManyAttempts(limit: number, retryAfterSeconds: number): AppError {
-  const seconds = Math.max(1, retryAfterSeconds);
-  return new AppError(429, TOO_MANY_ATTEMPTS, {}, {
-    'x-ratelimit-limit': String(limit),
-    'x-ratelimit-remaining': '0',
-    'retry-after': String(seconds),
-    'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + seconds),
-  });
-}
-
-function addRouteHook<T>(route: { [key: string]: unknown }, hook: 'onRequest' | 'preHandler' | 'onSend', handler: T): void {
+function addRouteHook<T>(route: { [key: string]: unknown }, hook: 'onRequest' | 'onSend', handler: T): void {
   const current = route[hook];
   route[hook] = current === undefined ? [handler] : Array.isArray(current) ? [...current, handler] : [current, handler];
 }
 
 export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
   const { config } = app;
-  if (config.apiRateLimit === 0 && config.loginRateLimit === 0) return;
+  if (config.apiRateLimit === 0) return;
 
   // Deployments sharing a Redis keep apart by their APP_KEY; instances of one deployment share it.
   const nameSpace = rateLimitNamespace(config.appKey);
@@ -157,26 +145,11 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
     chargeBadToken(request).then(() => done(null, payload), () => done(null, payload));
   };
 
-  // Per email + IP, through the account throttle: shared by every instance with a shared store,
-  // counted in this process's memory while that store fails, never switched off.
-  const loginLimit: preHandlerAsyncHookHandler = async (request) => {
-    const email = (request.body as { email?: unknown } | undefined)?.email;
-    // Normalized as /login does (case, look-alike forms); a shared store keeps only an HMAC of the key.
-    const address = typeof email === 'string' ? throttleEmail(email) : '';
-    const state = await throttle.attempt(`api-login|${address}|${clientIp(request)}`, config.loginRateLimit, WINDOW_MS / 1000);
-    if (state.limited) throw tooManyAttempts(config.loginRateLimit, state.retryAfterSeconds);
-  };
-
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith('/api/') && route.url !== '/api') return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (config.apiRateLimit > 0) {
-      const credential = methods.some((method) => CREDENTIAL_ROUTES.has(`${method} ${route.url}`));
-      addRouteHook(route as unknown as Record<string, unknown>, 'onRequest', credential ? credentialApiLimit : apiLimit);
-      addRouteHook(route as unknown as Record<string, unknown>, 'onSend', onRefusedToken);
-    }
-    if (config.loginRateLimit > 0 && route.url === '/api/tokens' && methods.includes('POST')) {
-      addRouteHook(route as unknown as Record<string, unknown>, 'preHandler', loginLimit);
-    }
+    const credential = methods.some((method) => CREDENTIAL_ROUTES.has(`${method} ${route.url}`));
+    addRouteHook(route as unknown as Record<string, unknown>, 'onRequest', credential ? credentialApiLimit : apiLimit);
+    addRouteHook(route as unknown as Record<string, unknown>, 'onSend', onRefusedToken);
   });
 }, { name: 'rate-limit', dependencies: ['api-guard'] });

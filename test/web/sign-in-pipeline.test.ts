@@ -170,6 +170,37 @@ describe('the sign-in pipeline, after every method', () => {
     });
   }
 
+  describe('the attempts of every realm, counted by the pipeline', () => {
+    // One /64 is one client, as for the API's request limits: rotating addresses inside one's own
+    // network buys no guesses. (Before the pipeline, the site counted each IPv6 address apart.)
+    const sameNetwork = (i: number) => `2001:db8:7:0:${i}::1`;
+    type Attempt = (app: TestApp, user: Account, password: string, ip: string) => Promise<LightMyRequestResponse>;
+    const cases: { name: string; env: Record<string, string>; attempt: Attempt }[] = [
+      { name: 'the site’s form', env: {}, attempt: (app, user, password, ip) => {
+        const client = new WebClient(app.app, { remoteAddress: ip });
+        return client.get('/login').then(() => client.post('/login', { email: user.email, password }));
+      } },
+      { name: 'POST /api/tokens (LOGIN_RATE_LIMIT=5)', env: { LOGIN_RATE_LIMIT: '5' }, attempt: (app, user, password, ip) =>
+        app.app.inject({ method: 'POST', url: '/api/tokens', payload: { email: user.email, password, device_name: 'd' }, remoteAddress: ip }) },
+    ];
+    for (const { name, env, attempt } of cases) {
+      it(`${name}: five wrong passwords from five addresses of one /64, then 429 even for the right one; another /64 is apart`, async () => {
+        const own = await buildTestApp(env);
+        try {
+          const user: Account = await createUser(own.app, { password: PASSWORD });
+          for (let i = 1; i <= 5; i += 1) assert.notEqual((await attempt(own, user, 'wrong password 1', sameNetwork(i))).statusCode, 429);
+          const limited = await attempt(own, user, PASSWORD, sameNetwork(6));
+          assert.equal(limited.statusCode, 429, limited.body);
+          assert.ok(Number(limited.headers['retry-after']) > 0);
+          const elsewhere = await attempt(own, user, PASSWORD, '2001:db8:8::1');
+          assert.notEqual(elsewhere.statusCode, 429);
+        } finally {
+          await own.close();
+        }
+      });
+    }
+  });
+
   describe('the second factor after a password, whatever the realm', () => {
     it('asks for the code on the site (a page, or {"two_factor": true} for an SPA), on the panel and from the API, and signs nobody in before it', async () => {
       const user = await account({ admin: true, twoFactor: true });
@@ -234,7 +265,7 @@ describe('the sign-in pipeline, after every method', () => {
         },
         refused: () => new ValidationError({ email: ['refused'] }),
       };
-      await assert.rejects(t.app.services.signIn.attempt(siteOnly, null, { realm: 'panel', ip: '10.7.9.9', locale: 'en' }), ValidationError);
+      await assert.rejects(t.app.services.signIn.attempt(siteOnly, null, { realm: 'panel', ip: '10.7.9.9', client: '10.7.9.9', locale: 'en' }), ValidationError);
       assert.equal(checked, false);
     });
   });

@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { liveChallenge } from '../../modules/auth/two-factor-challenge.js';
 import { t } from '../../modules/i18n/translator.js';
 import { done, field, localeFor, oldInput, refusal, schemaErrors } from '../shared/forms.js';
-import { answerSignIn, finishSignIn, regenerateKeeping } from '../shared/sign-in.js';
+import { answerSignIn, finishSignIn, regenerateKeeping, signInContext } from '../shared/sign-in.js';
 import { ChallengeBody, assertChallengeInput, challengeGone, challengeInput, recoveryMode } from '../shared/two-factor-challenge.js';
 import { adminPage } from './support.js';
 
@@ -28,7 +28,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox = async (app) => {
     try {
       const { signIn } = app.services;
       const proof = { email: field(request, 'email'), password: field(request, 'password'), earlier: schemaErrors(request, locale) };
-      const outcome = await signIn.attempt(signIn.methods.password, proof, { realm: 'panel', ip: request.ip, locale });
+      const outcome = await signIn.attempt(signIn.methods.password, proof, signInContext(app, request, 'panel'));
       return answerSignIn(request, reply, await finishSignIn(app, request, reply, outcome));
     } catch (error) {
       const refused = refusal(error, locale);
@@ -51,7 +51,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox = async (app) => {
       assertChallengeInput(request, locale);
       const challenge = liveChallenge(request.session.twoFactorChallenge, 'panel');
       if (challenge === null) return challengeGone(app, request, reply, '/admin/login');
-      const signedIn = await app.services.signIn.secondFactor(challenge, challengeInput(request), { ip: request.ip, locale });
+      const signedIn = await app.services.signIn.secondFactor(challenge, challengeInput(request), signInContext(app, request, 'panel'));
       if (signedIn === null) return challengeGone(app, request, reply, '/admin/login');
       delete request.session.twoFactorChallenge;
       return answerSignIn(request, reply, await finishSignIn(app, request, reply, signedIn));

@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { NoContent, errorResponses } from '../shared/schemas.js';
-import { issueApiToken } from '../shared/sign-in.js';
+import { issueApiToken, signInContext } from '../shared/sign-in.js';
 
 export { INVALID_CREDENTIALS } from '../../modules/sign-in/methods/password.js';
 
@@ -46,7 +46,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // password; the code after the password, in the same request (as Fortify asks it: which
       // tells a guesser the password was right, as any two-step sign-in does; it is throttled).
       const { signIn } = app.services;
-      const outcome = await signIn.attempt(signIn.methods.password, { email, password }, { realm: 'api', ip: request.ip, locale: 'en' }, { code, recovery_code });
+      const outcome = await signIn.attempt(signIn.methods.password, { email, password }, signInContext(app, request, 'api'), { code, recovery_code });
       const token = await issueApiToken(app, request, outcome, device_name);
       const { user } = outcome;
       return { token: token.plaintext, user: { id: user.id, name: user.name, email: user.email } };

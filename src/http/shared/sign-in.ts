@@ -4,17 +4,27 @@
 // session id keeping the site's login, the API its token; each then lets the pipeline write the
 // audit line and notice the device. In http/shared because the site's pages, the panel and the
 // API all end here, and the faces import nothing from each other.
+import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { SignInOutcome, SignedIn } from '../../modules/sign-in/sign-in.service.js';
+import type { Realm, SignInContext, SignInOutcome, SignedIn } from '../../modules/sign-in/sign-in.service.js';
 import { wantsJson } from '../../plugins/web-guard.js';
 import { sameSitePath } from './back-path.js';
-import { done } from './forms.js';
+import { done, localeFor } from './forms.js';
 import { browserNotice, tokenNotice } from './new-device.js';
 import { rememberDevice } from './remember-cookie.js';
 import { startChallenge } from './two-factor-challenge.js';
 
 /** Where each realm asks for the code. */
 export const CHALLENGE_PATHS = { site: '/two-factor-challenge', panel: '/admin/two-factor-challenge' } as const;
+
+/**
+ * What the pipeline knows of a request: the realm, the client's address and the one its attempts
+ * count by (an IPv6 client by its /64, as the API's request limits), the refusals' language (the
+ * visitor's on pages, English on the API).
+ */
+export function signInContext(app: FastifyInstance, request: FastifyRequest, realm: Realm): SignInContext {
+  return { realm, ip: request.ip, client: normalizeIP(request.ip), locale: realm === 'api' ? 'en' : localeFor(app, request) };
+}
 
 /**
  * A new session id that keeps every value except `drop`. Signing in to one side must not sign the

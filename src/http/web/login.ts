@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { checked, field, localeFor, schemaErrors } from '../shared/forms.js';
-import { answerSignIn, finishSignIn } from '../shared/sign-in.js';
+import { answerSignIn, finishSignIn, signInContext } from '../shared/sign-in.js';
 import { submit } from './forms.js';
 
 // The spec's login rules: a valid email, a password of at least 6 characters. The email's format
@@ -26,7 +26,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       const locale = localeFor(app, request);
       const { signIn } = app.services;
       const proof = { email: field(request, 'email'), password: field(request, 'password'), earlier: schemaErrors(request, locale) };
-      const outcome = await signIn.attempt(signIn.methods.password, proof, { realm: 'site', ip: request.ip, locale });
+      const outcome = await signIn.attempt(signIn.methods.password, proof, signInContext(app, request, 'site'));
       return answerSignIn(request, reply, await finishSignIn(app, request, reply, outcome, { remember: checked(request, 'remember') }));
     }),
   );

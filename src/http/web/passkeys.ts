@@ -15,7 +15,7 @@ import { wantsJson } from '../../plugins/web-guard.js';
 import { done, localeFor, refusal } from '../shared/forms.js';
 import { addConfirmExtra, markPasswordConfirmed, requirePasswordConfirmed, takeConfirmIntended } from './confirm-password.js';
 import { addSecuritySection, currentUser } from './security.js';
-import { finishSignIn } from '../shared/sign-in.js';
+import { finishSignIn, signInContext } from '../shared/sign-in.js';
 
 declare module 'fastify' {
   interface Session {
@@ -86,7 +86,7 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
   /** A passkey sign-in on the site or the panel, through the pipeline (a passkey is two factors: no code step follows). */
   const passkeySignIn = async (request: FastifyRequest, reply: FastifyReply, realm: Exclude<Realm, 'api'>): Promise<FastifyReply> => {
     const { signIn } = app.services;
-    const outcome = await signIn.attempt(signIn.methods.passkey, passkeyProof(request, realm), { realm, ip: request.ip, locale: localeFor(app, request) });
+    const outcome = await signIn.attempt(signIn.methods.passkey, passkeyProof(request, realm), signInContext(app, request, realm));
     const finished = await finishSignIn(app, request, reply, outcome);
     return reply.header('cache-control', 'no-store').send({ redirect: finished.location });
   };
@@ -176,7 +176,7 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
       // The same proof and throttle as a sign-in, for one of the signed-in user's own passkeys.
       const userId = request.siteUser!.id;
       const { signIn } = app.services;
-      await signIn.prove(signIn.methods.passkey, passkeyProof(request, 'confirm'), { realm: 'site', ip: request.ip, locale: localeFor(app, request) }, (user) => user.id === userId);
+      await signIn.prove(signIn.methods.passkey, passkeyProof(request, 'confirm'), signInContext(app, request, 'site'), (user) => user.id === userId);
       markPasswordConfirmed(request);
       return reply.header('cache-control', 'no-store').send({ redirect: takeConfirmIntended(request) });
     }),

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { liveChallenge } from '../../modules/auth/two-factor-challenge.js';
 import { localeFor } from '../shared/forms.js';
-import { CHALLENGE_PATHS, answerSignIn, finishSignIn } from '../shared/sign-in.js';
+import { CHALLENGE_PATHS, answerSignIn, finishSignIn, signInContext } from '../shared/sign-in.js';
 import { ChallengeBody, assertChallengeInput, challengeGone, challengeInput, recoveryMode } from '../shared/two-factor-challenge.js';
 import { submit } from './forms.js';
 
@@ -25,7 +25,7 @@ export async function twoFactorChallengeRoutes(app: FastifyInstance): Promise<vo
       assertChallengeInput(request, locale);
       const challenge = liveChallenge(request.session.twoFactorChallenge, 'site');
       if (challenge === null) return challengeGone(app, request, reply, '/login');
-      const signedIn = await app.services.signIn.secondFactor(challenge, challengeInput(request), { ip: request.ip, locale });
+      const signedIn = await app.services.signIn.secondFactor(challenge, challengeInput(request), signInContext(app, request, 'site'));
       if (signedIn === null) return challengeGone(app, request, reply, '/login');
       delete request.session.twoFactorChallenge;
       return answerSignIn(request, reply, await finishSignIn(app, request, reply, signedIn, { remember: challenge.remember }));

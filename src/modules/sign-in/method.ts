@@ -11,8 +11,12 @@ import type { AppError } from '../shared/errors.js';
  */
 export type Realm = 'site' | 'panel' | 'api';
 
-/** Who is signing in where: the realm, the client's address, the language of the refusals. */
-export type SignInContext = { realm: Realm; ip: string; locale: string };
+/**
+ * Who is signing in where: the realm, the client's address (audit lines, alerts), the address its
+ * attempts count by (`client`: an IPv6 client by its /64, as the API's limits, so rotating
+ * addresses in one's own network buys no guesses), the language of the refusals.
+ */
+export type SignInContext = { realm: Realm; ip: string; client: string; locale: string };
 
 /** The attempt counter of a method: LOGIN_MAX_ATTEMPTS-like, counted before the proof is checked. */
 export type ThrottlePolicy = {

@@ -77,7 +77,7 @@ export class SignInService {
     const user = await this.prove(method, proof, context, (candidate) => realmAdmits(context.realm, candidate));
     if (method.strong || !twoFactorEnabled(user)) return { status: 'signed-in', user, realm: context.realm, method: method.name };
     if (context.realm === 'api') {
-      await assertTokenSecondFactor(this.deps, user, inline, context.ip);
+      await assertTokenSecondFactor(this.deps, user, inline, context.client);
       return { status: 'signed-in', user, realm: 'api', method: `${method.name}+two-factor` };
     }
     return { status: 'second-factor', user, realm: context.realm, method: method.name };
@@ -88,7 +88,7 @@ export class SignInService {
    * when the account is gone (or, on the panel, no longer an administrator): start over.
    */
   async secondFactor(challenge: TwoFactorChallenge, input: ChallengeInput, context: Omit<SignInContext, 'realm'>): Promise<SignedIn | null> {
-    const user = await passChallenge(this.deps, challenge, input, context.ip, context.locale);
+    const user = await passChallenge(this.deps, challenge, input, context.client, context.locale);
     if (user === null || !realmAdmits(challenge.channel, user)) return null;
     return { status: 'signed-in', user, realm: challenge.channel, method: `${challenge.method}+two-factor` };
   }

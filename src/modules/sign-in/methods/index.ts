@@ -5,7 +5,12 @@ import type { UserService } from '../../users/users.service.js';
 import { passkeyMethod } from './passkey.js';
 import { passwordMethod } from './password.js';
 
-export type MethodDeps = { users: Pick<UserService, 'attempt' | 'findById'>; passkeys: Pick<PasskeyService, 'authenticate'> };
+export type MethodDeps = {
+  users: Pick<UserService, 'attempt' | 'findById'>;
+  passkeys: Pick<PasskeyService, 'authenticate'>;
+  /** LOGIN_RATE_LIMIT: POST /api/tokens' attempts a minute per email + address (0: none). */
+  apiAttempts: number;
+};
 
 export function signInMethods(deps: MethodDeps) {
   return {

@@ -28,8 +28,8 @@ export function passkeyMethod(deps: { users: Pick<UserService, 'findById'>; pass
     check(proof, { locale }) {
       if (proof.malformed) throw new ValidationError({ passkey: [t(locale, 'passkeys.failed')] });
     },
-    throttle: (_proof, { ip, locale }) => ({
-      key: `passkey-login|${ip}`,
+    throttle: (_proof, { client, locale }) => ({
+      key: `passkey-login|${client}`,
       max: FAILED_MAX,
       decaySeconds: FAILED_DECAY_SECONDS,
       limited: (seconds) => {

@@ -1,8 +1,10 @@
 // Email + password, on the site's form, the panel's and POST /api/tokens. Each realm counts its
-// attempts in a bucket of its own (per normalized email + IP) and speaks its own refusals: the
-// site's and the panel's in the visitor's language on the email field, the API's 401 in English.
+// attempts in a bucket of its own (per normalized email + address) and speaks its own refusals:
+// the site's and the panel's in the visitor's language on the email field (LOGIN_MAX_ATTEMPTS a
+// window), the API's in English, Laravel's (LOGIN_RATE_LIMIT a minute, 0 for none; 401, 429).
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { attributeName, t } from '../../i18n/translator.js';
+import { tooManyAttempts } from '../../rate-limit/too-many-attempts.js';
 import { AppError, ValidationError, type FieldErrors } from '../../shared/errors.js';
 import { throttleEmail } from '../../throttle/throttle.js';
 import type { UserService } from '../../users/users.service.js';
@@ -28,7 +30,7 @@ const hasErrors = (errors: FieldErrors | undefined): errors is FieldErrors => er
 const BUCKET: Record<Realm, string> = { site: 'login', panel: 'admin-login', api: 'api-login' };
 
 /** Signing in with the account's email and password. */
-export function passwordMethod(deps: { users: Pick<UserService, 'attempt'> }): SignInMethod<PasswordProof> {
+export function passwordMethod(deps: { users: Pick<UserService, 'attempt'>; apiAttempts: number }): SignInMethod<PasswordProof> {
   return {
     name: 'password',
     realms: ['site', 'panel', 'api'],
@@ -48,12 +50,16 @@ export function passwordMethod(deps: { users: Pick<UserService, 'attempt'> }): S
       if (hasErrors(errors)) throw new ValidationError(errors);
     },
 
-    // The API's attempts are counted by its LOGIN_RATE_LIMIT (plugins/rate-limit.ts), before the
-    // body is even read; the pages' here, LOGIN_MAX_ATTEMPTS a window.
-    throttle({ email }, { realm, ip, locale }): ThrottlePolicy | null {
-      if (realm === 'api') return null;
+    // Normalized as the form's check is (case, look-alike forms); a shared store keeps only an
+    // HMAC of the key.
+    throttle({ email }, { realm, client, locale }): ThrottlePolicy | null {
+      const key = `${BUCKET[realm]}|${throttleEmail(email)}|${client}`;
+      if (realm === 'api') {
+        const max = deps.apiAttempts;
+        return max === 0 ? null : { key, max, decaySeconds: 60, limited: (seconds) => tooManyAttempts(max, seconds) };
+      }
       return {
-        key: `${BUCKET[realm]}|${throttleEmail(email)}|${ip}`,
+        key,
         max: LOGIN_MAX_ATTEMPTS,
         decaySeconds: LOGIN_DECAY_SECONDS,
         limited: (seconds) => {
