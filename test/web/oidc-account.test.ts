@@ -153,6 +153,8 @@ describe('connected accounts and accounts without a password', () => {
     assert.equal(asked.headers.location, '/user/confirm-password');
     const page = await client.get('/user/confirm-password');
     assert.match(page.body, /Confirm with Corp ID/);
+    assert.match(page.body, /Your account has no password/);
+    assert.doesNotMatch(page.body, /name="password"/, 'no password form for an account without one');
     // Someone else's account at the provider confirms nothing.
     const stranger = account();
     const refused = await confirmWithProvider(client, stranger);

@@ -60,11 +60,12 @@ export function oidcPageLocals(app: FastifyInstance): void {
       if (path === '/login' || path === '/register') locals(reply, { oidcProviders: buttons });
     });
   }
-  // /profile offers "Set a password" instead of "Update password" to an account without one
-  // (the session's user; the route's own guard still decides whether the page is shown at all).
+  // /profile offers "Set a password" instead of "Update password" to an account without one, and
+  // the password confirmation shows it no password form (the session's user; the route's own
+  // guard still decides whether the page is shown at all).
   app.addHook('preHandler', async (request, reply) => {
     const id = request.session.userId;
-    if (typeof id !== 'number' || !/^\/profile(\/|\?|$)/.test(request.url)) return;
+    if (typeof id !== 'number' || !/^\/(profile|user\/confirm-password)(\/|\?|$)/.test(request.url)) return;
     const user = await app.services.users.findById(id);
     if (user !== undefined) locals(reply, { hasPassword: user.password !== null });
   });
