@@ -6,6 +6,7 @@
 // `drive` plays a browser without JavaScript through the provider's pages, for inject-based tests.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { decodeJwt, importJWK, SignJWT, type JWK, type JWTPayload } from 'jose';
 import Provider from 'oidc-provider';
@@ -37,13 +38,15 @@ function signingKey(): JWK {
 }
 
 /** Starts the provider on a loopback port (a free one unless given); `redirectUris` are the app's callbacks. */
-export async function startTestProvider(redirectUris: string[], options: { port?: number } = {}): Promise<TestProvider> {
-  const server: Server = createServer();
+export async function startTestProvider(redirectUris: string[], options: { port?: number; tls?: { key: string; cert: string } } = {}): Promise<TestProvider> {
+  // With `tls`, an https issuer at localhost (the certificate's name), as a company's provider with a private CA.
+  const server: Server = options.tls === undefined ? createServer() : createHttpsServer(options.tls);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', resolve);
   });
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  const issuer = options.tls === undefined ? `http://127.0.0.1:${port}` : `https://localhost:${port}`;
   const clientId = 'tessera-test';
   const clientSecret = randomBytes(24).toString('hex');
   const jwk = signingKey();
