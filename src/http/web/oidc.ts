@@ -2,8 +2,9 @@
 // sends the browser to the provider; GET /auth/{name}/callback (the redirect URI registered there)
 // comes back with a code. One pending authorization at a time lives in the session, with what it
 // was for: signing in (or up), linking the provider to the signed-in account (/security), or
-// confirming the signed-in person (the password confirmation, for accounts without one). The
-// protocol is modules/oidc's (openid-client); accounts and links are modules/identities'.
+// confirming the signed-in person (the password confirmation, for accounts without one). Also
+// /security's "Connected accounts" and /profile's "Set a password" for an account without one.
+// The protocol is modules/oidc's (openid-client); accounts and links are modules/identities'.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
 import { t } from '../../modules/i18n/translator.js';
@@ -12,6 +13,7 @@ import { OidcError, OidcService, type OidcFailure, type PendingAuthorization } f
 import { AppError } from '../../modules/shared/errors.js';
 import { twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
 import { flash } from '../../plugins/views.js';
+import { wantsJson } from '../../plugins/web-guard.js';
 import { sameSitePath } from '../shared/back-path.js';
 import { done, field, localeFor } from '../shared/forms.js';
 import { startChallenge } from '../shared/two-factor-challenge.js';
@@ -37,10 +39,6 @@ declare module 'fastify' {
   interface Session {
     /** The provider sign-in under way (one at a time; used once by its callback). */
     oidc?: PendingOidc;
-  }
-  interface FastifyInstance {
-    oidc: OidcService;
-    identities: IdentityService;
   }
 }
 
@@ -98,8 +96,6 @@ const FAILURE_KEYS: Record<OidcFailure, string> = {
 export async function oidcRoutes(app: FastifyInstance): Promise<void> {
   const oidc = new OidcService(app.config.oidcProviders, app.config.appUrl, app.log, app.config.env !== 'production');
   const identities = new IdentityService(app.db);
-  app.decorate('oidc', oidc);
-  app.decorate('identities', identities);
 
   // "Set a password" on /profile, for an account made through a provider: a new way in, so the
   // person is confirmed first (by the provider or a passkey: there is no password to ask for).
@@ -171,33 +167,39 @@ export async function oidcRoutes(app: FastifyInstance): Promise<void> {
       if (!(error instanceof OidcError)) throw error;
       return fail(request, reply, name, error, back);
     }
-    const locale = localeFor(app, request);
-    const label = labelOf(name);
-
-    if (pending.intent === 'link') {
-      const linked = await identities.link(pending.userId!, claims);
-      request.log.info({ provider: name, result: linked }, 'OIDC link');
-      return done(request, reply, '/security', t(locale, `oidc.link.${linked.replaceAll('-', '_')}`, { provider: label }));
-    }
-    if (pending.intent === 'confirm') {
-      if (!(await identities.belongsTo(pending.userId!, claims))) {
-        request.log.warn({ provider: name }, 'OIDC confirmation by another account of the provider');
-        return done(request, reply, CONFIRM_PASSWORD_PATH, t(locale, 'oidc.confirm.other_account', { provider: label }));
-      }
-      markPasswordConfirmed(request);
-      return done(request, reply, takeConfirmIntended(request));
-    }
-
-    const result = await identities.signIn(claims);
-    if (result.kind === 'no-email') return fail(request, reply, name, new OidcError('no-email', 'no email claim'));
-    if (result.kind === 'email-taken') {
-      // Never linked silently: the owner signs in with that account's own factors, then links.
-      request.log.info({ provider: name }, 'OIDC sign-in met an existing account by email; not linked');
-      return done(request, reply, '/login', t(locale, 'oidc.email_taken', { provider: label }));
-    }
-    request.log.info({ provider: name, userId: result.user.id, created: result.kind === 'created' }, 'OIDC sign-in');
-    return signIn(request, reply, result.user, pending.returnTo);
+    if (pending.intent === 'link') return finishLink(request, reply, pending.userId!, claims);
+    if (pending.intent === 'confirm') return finishConfirm(request, reply, pending.userId!, claims);
+    return finishLogin(request, reply, claims, pending.returnTo);
   });
+
+  /** Connects the provider's subject to the signed-in account, unless another account has it. */
+  const finishLink = async (request: FastifyRequest, reply: FastifyReply, userId: number, claims: ProviderClaims): Promise<FastifyReply> => {
+    const linked = await identities.link(userId, claims);
+    request.log.info({ provider: claims.provider, result: linked }, 'OIDC link');
+    return done(request, reply, '/security', t(localeFor(app, request), `oidc.link.${linked.replaceAll('-', '_')}`, { provider: labelOf(claims.provider) }));
+  };
+
+  /** Records the confirmation when the provider's subject is the signed-in account's own. */
+  const finishConfirm = async (request: FastifyRequest, reply: FastifyReply, userId: number, claims: ProviderClaims): Promise<FastifyReply> => {
+    if (!(await identities.belongsTo(userId, claims))) {
+      request.log.warn({ provider: claims.provider }, 'OIDC confirmation by another account of the provider');
+      return done(request, reply, CONFIRM_PASSWORD_PATH, t(localeFor(app, request), 'oidc.confirm.other_account', { provider: labelOf(claims.provider) }));
+    }
+    markPasswordConfirmed(request);
+    return done(request, reply, takeConfirmIntended(request));
+  };
+
+  /** Finds or makes the account; an email another account has is never linked (its owner links from /security). */
+  const finishLogin = async (request: FastifyRequest, reply: FastifyReply, claims: ProviderClaims, returnTo: string | null): Promise<FastifyReply> => {
+    const result = await identities.signIn(claims);
+    if (result.kind === 'no-email') return fail(request, reply, claims.provider, new OidcError('no-email', 'no email claim'));
+    if (result.kind === 'email-taken') {
+      request.log.info({ provider: claims.provider }, 'OIDC sign-in met an existing account by email; not linked');
+      return done(request, reply, '/login', t(localeFor(app, request), 'oidc.email_taken', { provider: labelOf(claims.provider) }));
+    }
+    request.log.info({ provider: claims.provider, userId: result.user.id, created: result.kind === 'created' }, 'OIDC sign-in');
+    return signIn(request, reply, result.user, returnTo);
+  };
 
   /** The end of a provider sign-in: the second factor when on, else the site's session (never the panel's). */
   const signIn = async (request: FastifyRequest, reply: FastifyReply, user: User, returnTo: string | null): Promise<FastifyReply> => {
@@ -235,7 +237,7 @@ export async function oidcRoutes(app: FastifyInstance): Promise<void> {
       return done(request, reply, '/security', t(locale, removed ? 'oidc.unlink.done' : 'oidc.unlink.none', { provider: labelOf(name) }));
     } catch (error) {
       if (!(error instanceof LastWayInError)) throw error;
-      if (request.headers.accept?.includes('application/json') === true) throw new AppError(409, t(locale, 'oidc.unlink.last', { provider: labelOf(name) }));
+      if (wantsJson(request)) throw new AppError(409, t(locale, 'oidc.unlink.last', { provider: labelOf(name) }));
       return done(request, reply, '/security', t(locale, 'oidc.unlink.last', { provider: labelOf(name) }));
     }
   });
