@@ -15,6 +15,7 @@ import { AppError, ValidationError, invalid, type FieldErrors } from '../../modu
 import { groupedSecret, recoveryCodesFileName, recoveryCodesText, twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
 import { wantsJson } from '../../plugins/web-guard.js';
 import { done, field, localeFor, refusal, schemaErrors } from '../shared/forms.js';
+import { signInContext } from '../shared/sign-in.js';
 import { actorOf, adminPage } from './support.js';
 
 // Routes are registered under the panel's /admin prefix; redirects and links need the full path.
@@ -94,7 +95,7 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
     const admin = actorOf(request);
     const locale = localeFor(app, request);
     try {
-      await app.services.auth.confirmPassword(admin, field(request, 'password'), request.ip, locale, schemaErrors(request, locale));
+      await app.services.signIn.confirmPassword(admin, field(request, 'password'), signInContext(app, request, 'panel'), schemaErrors(request, locale));
     } catch (error) {
       const refused = refusal(error, locale);
       void reply.headers(refused.headers);

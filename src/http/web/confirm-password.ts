@@ -9,6 +9,7 @@ import { AppError } from '../../modules/shared/errors.js';
 import { wantsJson } from '../../plugins/web-guard.js';
 import { safeBackPath, sameSitePath } from '../shared/back-path.js';
 import { done, field, localeFor, schemaErrors } from '../shared/forms.js';
+import { signInContext } from '../shared/sign-in.js';
 import { submit } from './forms.js';
 
 export const CONFIRM_PASSWORD_PATH = '/user/confirm-password';
@@ -104,7 +105,7 @@ export async function confirmPasswordRoutes(app: FastifyInstance): Promise<void>
       const locale = localeFor(app, request);
       const user = await app.services.users.findById(request.siteUser!.id);
       if (user === undefined) throw new AppError(401, 'Unauthenticated.');
-      await app.services.auth.confirmPassword(user, field(request, 'password'), request.ip, locale, schemaErrors(request, locale));
+      await app.services.signIn.confirmPassword(user, field(request, 'password'), signInContext(app, request, 'site'), schemaErrors(request, locale));
       markPasswordConfirmed(request);
       return done(request, reply, takeConfirmIntended(request));
     }),

@@ -6,6 +6,7 @@ import type { User } from '../../db/types.js';
 import type { NewDeviceService, SignInNotice } from '../alerts/new-device.service.js';
 import type { AuditService } from '../audit/audit.service.js';
 import { assertTokenSecondFactor, passChallenge, type ChallengeDeps, type ChallengeInput, type TwoFactorChallenge } from '../auth/two-factor-challenge.js';
+import type { FieldErrors } from '../shared/errors.js';
 import type { Throttle } from '../throttle/throttle.js';
 import type { TokenService } from '../tokens/tokens.service.js';
 import { twoFactorEnabled } from '../two-factor/two-factor.service.js';
@@ -66,6 +67,14 @@ export class SignInService {
     if (user === null || !accept(user)) throw method.refused(context);
     if (policy !== null) await this.deps.throttle.clear(policy.key);
     return user;
+  }
+
+  /**
+   * Confirms the signed-in user's password before a sensitive action (site or panel): 422 on
+   * `password` when wrong, 429 past the throttle (then no password is checked).
+   */
+  async confirmPassword(user: User, password: string, context: SignInContext, earlier: FieldErrors = {}): Promise<void> {
+    await this.prove(this.methods.passwordConfirmation, { user, password, earlier }, context, (proved) => proved.id === user.id);
   }
 
   /**

@@ -3,6 +3,7 @@
 import type { PasskeyService } from '../../passkeys/passkeys.service.js';
 import type { UserService } from '../../users/users.service.js';
 import { passkeyMethod } from './passkey.js';
+import { passwordConfirmationMethod } from './password-confirmation.js';
 import { passwordMethod } from './password.js';
 
 export type MethodDeps = {
@@ -16,6 +17,7 @@ export function signInMethods(deps: MethodDeps) {
   return {
     password: passwordMethod(deps),
     passkey: passkeyMethod(deps),
+    passwordConfirmation: passwordConfirmationMethod(),
   };
 }
 
