@@ -31,7 +31,7 @@ describe('GET /api/user', () => {
       created_at: row.created_at,
       updated_at: row.updated_at,
     });
-    for (const secret of [row.password, 'remember-me-token-value', user.plainPassword, token]) {
+    for (const secret of [row.password ?? 'no hash', 'remember-me-token-value', user.plainPassword, token]) {
       assert.ok(!response.body.includes(secret));
     }
     assert.doesNotMatch(response.body, /password|remember|is_admin|argon2/);
@@ -102,15 +102,17 @@ describe('PUT /api/user', () => {
     assert.equal((await t.app.inject({ url: '/api/user', headers: bearer(token) })).json().name, 'New Name');
   });
 
-  it('changes the email and clears email_verified_at', async () => {
+  // The whole pending flow (links, notice, SPA) is in account-rules.test.ts.
+  it('never changes the email at once: 202, the address and its verification unchanged, the change pending', async () => {
     const { user, token } = await signedIn();
-    const response = await put(token, { email: `changed-${user.id}@example.com` });
-    assert.equal(response.statusCode, 200);
-    assert.equal(response.json().email, `changed-${user.id}@example.com`);
-    assert.equal(response.json().email_verified_at, null);
+    const response = await put(token, { email: `changed-${user.id}@example.com`, current_password: user.plainPassword });
+    assert.equal(response.statusCode, 202);
+    assert.deepEqual(Object.keys(response.json()).sort(), [...USER_KEYS, 'pending_email'].sort());
+    assert.equal(response.json().email, user.email);
+    assert.equal(response.json().pending_email, `changed-${user.id}@example.com`);
     const stored = await row(user.id);
-    assert.equal(stored.email, `changed-${user.id}@example.com`);
-    assert.equal(stored.email_verified_at, null);
+    assert.equal(stored.email, user.email);
+    assert.notEqual(stored.email_verified_at, null);
   });
 
   it('keeps email_verified_at when the same email is sent again', async () => {
@@ -166,7 +168,7 @@ describe('PUT /api/user', () => {
     const taken = await createUser(t.app, { email: `Taken-${Date.now()}@Example.com` });
     const { user, token } = await signedIn();
     for (const email of [taken.email, taken.email.toLowerCase(), taken.email.toUpperCase()]) {
-      const response = await put(token, { email });
+      const response = await put(token, { email, current_password: user.plainPassword });
       assert.equal(response.statusCode, 422, email);
       assert.deepEqual(response.json(), { message: 'The email has already been taken.', errors: { email: ['The email has already been taken.'] } });
     }
@@ -205,7 +207,7 @@ describe('PUT /api/user/password', () => {
 
   const change = (token: string, payload: object) => t.app.inject({ method: 'PUT', url: '/api/user/password', payload, headers: bearer(token) });
   const login = (email: string, password: string) => t.app.inject({ method: 'POST', url: '/api/tokens', payload: { email, password, device_name: 'x' } });
-  const storedHash = async (id: number) => (await t.db.kysely.selectFrom('users').select('password').where('id', '=', id).executeTakeFirstOrThrow()).password;
+  const storedHash = async (id: number) => (await t.db.kysely.selectFrom('users').select('password').where('id', '=', id).executeTakeFirstOrThrow()).password ?? '';
 
   it('answers 204, keeps the calling token, revokes the other tokens, and the new password is the only one that works', async () => {
     const user = await createUser(t.app, { password: 'old password 1' });

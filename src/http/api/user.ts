@@ -3,16 +3,31 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { checkNewPassword } from '../../modules/passwords/policy.js';
 import { apiLocale } from '../../plugins/errors.js';
-import { ValidationError } from '../../modules/shared/errors.js';
+import { ValidationError, unauthenticated } from '../../modules/shared/errors.js';
 import { presentUser } from '../../modules/users/users.presenter.js';
 import { keptBodies } from '../../perf/kept-bodies.js';
 import { NoContent, errorResponses } from '../shared/schemas.js';
-import { UserRef } from './schemas.js';
+import { UserRef, UserSchema } from './schemas.js';
 
 const UpdateBody = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-  email: Type.Optional(Type.String({ format: 'email', minLength: 1, maxLength: 255 })),
+  email: Type.Optional(Type.String({ format: 'email', minLength: 1, maxLength: 255, description: 'A new address: starts a pending change (202), never changes it at once.' })),
+  current_password: Type.Optional(Type.String({ maxLength: 4096, description: 'Required with a new `email`.' })),
 });
+
+// The answer to an email change: the user as they are (the old address still theirs), and the
+// address waiting for its link.
+const PendingChange = Type.Object({
+  ...UserSchema.properties,
+  pending_email: Type.String({ format: 'email', description: 'The new address, waiting for the link mailed to it.' }),
+});
+
+const UPDATE_DESCRIPTION =
+  'Other fields are ignored. The name changes at once (200, the updated user). A new `email` never does: it needs the ' +
+  'current password as `current_password` (422 on `current_password` when missing or wrong; 5 tries a minute per account ' +
+  'and address, then 429), then the change waits, as on the site, for the link mailed to the new address, and the old ' +
+  'address gets a notice with a link that cancels it. The answer is then 202 with the user unchanged and `pending_email`. ' +
+  'A new request replaces a pending one.';
 
 const PasswordBody = Type.Object({
   current_password: Type.String({ minLength: 1, maxLength: 4096 }),
@@ -43,18 +58,22 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       config: { auth: 'token' },
       schema: {
-        summary: 'Update name and/or email',
-        description: 'Other fields are ignored. A new email clears email_verified_at.',
+        summary: 'Update the name; start an email change',
+        description: UPDATE_DESCRIPTION,
         tags: ['user'],
         security,
         body: UpdateBody,
-        response: { 200: UserRef, ...errorResponses(401, 422) },
+        response: { 200: UserRef, 202: PendingChange, ...errorResponses(401, 422) },
       },
     },
-    async (request) => {
-      const { name, email } = request.body;
-      const user = await app.services.users.updateProfile(request.caller!.user, { name, email });
-      return presentUser(user);
+    async (request, reply) => {
+      const { name, email, current_password } = request.body;
+      const user = await app.services.users.findById(request.caller!.user.id);
+      if (user === undefined) throw unauthenticated();
+      const proof = { currentPassword: current_password, ip: request.ip };
+      const result = await app.services.auth.updateProfile(user, { name, email }, apiLocale(request), proof);
+      if (!result.emailChangeStarted || result.pendingEmail === null) return presentUser(result.user);
+      return reply.code(202).send({ ...presentUser(result.user), pending_email: result.pendingEmail });
     },
   );
 

@@ -2,9 +2,8 @@
 // (POST /profile/password), with the JSON API's rules. Behind 'verified'. The email address is
 // changed from the security page, through a link mailed to the new address (email-change.ts);
 // POST /profile still takes an `email` (older forms, scripts with a session), and a different
-// one goes through that same pending change and password confirmation. The JSON API's
-// PUT /api/user keeps the specification's immediate change (spec.md "PUT /api/user"): a client
-// holding a token is not shown these pages, and the specification is its contract.
+// one goes through that same pending change and password confirmation. PUT /api/user goes
+// through the same owner (AuthService.updateProfile), with the current password as its proof.
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { t } from '../../modules/i18n/translator.js';
@@ -49,9 +48,8 @@ export async function profileRoutes(app: FastifyInstance): Promise<void> {
     return submit(request, reply, page(user), async () => {
       const locale = localeFor(app, request);
       assertValid(request, locale);
-      // The address first: a taken one refuses the form before the name is saved.
-      if (changesEmail) await app.services.emailChanges.request(user, email, locale);
-      await app.services.auth.updateProfile(user, { name: field(request, 'name'), email: user.email }, locale);
+      // The password was confirmed above (requirePasswordConfirmed) before any new address.
+      await app.services.auth.updateProfile(user, { name: field(request, 'name'), ...(changesEmail ? { email } : {}) }, locale, 'password-confirmed');
       return done(request, reply, '/profile', changesEmail ? t(locale, 'email_change.sent', { email }) : t(locale, 'profile.saved'));
     });
   });

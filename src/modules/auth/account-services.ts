@@ -88,9 +88,9 @@ export function createAccountServices(db: Db, config: Config, core: Core, option
   const throttle = new Throttle(options.throttleStore ?? throttleStoreFor(db, config, redis, logger));
   const remember = new RememberService(db);
   const verification = new EmailVerificationService(db, mail, config);
-  const auth = new AuthService({ ...core, remember, throttle, verification }, config);
-  const passwordResets = new PasswordResetService(db, { users: core.users, mail, signOutEverywhere: (id) => auth.signOutEverywhere(id) }, config);
   const emailChanges = new EmailChangeService(db, mail, config);
+  const auth = new AuthService({ ...core, remember, throttle, verification, emailChanges }, config);
+  const passwordResets = new PasswordResetService(db, { users: core.users, mail, signOutEverywhere: (id) => auth.signOutEverywhere(id) }, config);
   const newDevices = new NewDeviceService(db, mail, config);
   return { mail, throttle, remember, verification, passwordResets, auth, emailChanges, newDevices, redis, close: async () => redis?.disconnect() };
 }

@@ -1,8 +1,7 @@
-// The browser-account actions behind the pages (and their JSON variants): login under a
-// throttle, registration, profile and password changes, verification mails. Each returns the
+// The browser-account actions behind the pages (and their JSON variants): registration, profile
+// and password changes, verification mails (signing in is modules/sign-in's). Each returns the
 // user or throws a ValidationError / AppError whose messages are already in the visitor's
 // locale, so that any front end (a page, a JSON answer) only has to show them.
-import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { Config } from '../../config.js';
 import type { User } from '../../db/types.js';
 import type { AuditService } from '../audit/audit.service.js';
@@ -11,13 +10,11 @@ import { checkNewPassword } from '../passwords/policy.js';
 import { hashPassword, verifyPassword } from '../passwords/hasher.js';
 import type { RememberService } from '../remember/remember.service.js';
 import { AppError, ValidationError, type FieldErrors } from '../shared/errors.js';
-import { throttleEmail, type Throttle } from '../throttle/throttle.js';
+import type { Throttle } from '../throttle/throttle.js';
 import type { TokenService } from '../tokens/tokens.service.js';
-import { canAccessPanel, type UserService } from '../users/users.service.js';
+import type { UserService } from '../users/users.service.js';
 import type { EmailVerificationService } from '../verification/verification.service.js';
-
-// The format check the route schemas use (ajv-formats' "email").
-const EMAIL_FORMAT = fullFormats.email as RegExp;
+import type { EmailChangeService } from '../email-change/email-change.service.js';
 
 export const LOGIN_MAX_ATTEMPTS = 5;
 export const LOGIN_DECAY_SECONDS = 60;
@@ -34,7 +31,14 @@ export type AuthDeps = {
   remember: RememberService;
   throttle: Throttle;
   verification: EmailVerificationService;
+  emailChanges: Pick<EmailChangeService, 'request' | 'pending' | 'withdraw'>;
 };
+
+/**
+ * How the person asking for an email change proved they hold the account: the current password
+ * (the API, checked here under a throttle) or a fresh password confirmation the page asked for.
+ */
+export type EmailChangeProof = { currentPassword: string | undefined; ip: string } | 'password-confirmed';
 
 export type Registration = { name: string; email: string; password: string; password_confirmation: string };
 export type PasswordChange = { current_password: string; password: string; password_confirmation: string };
@@ -62,65 +66,6 @@ export class AuthService {
     private readonly deps: AuthDeps,
     private readonly config: Pick<Config, 'mustVerifyEmail'>,
   ) {}
-
-  /**
-   * The user whose credentials these are. Throttled per email + IP: past LOGIN_MAX_ATTEMPTS
-   * failures in a window the answer is 429 and the password is not even checked, so guessing
-   * costs the attacker the window, not an argon2 verification each.
-   */
-  async login(email: string, password: string, ip: string, locale: string, earlier: FieldErrors = {}): Promise<User> {
-    const normalized = throttleEmail(email);
-    // Laravel's email rule takes Unicode addresses; here `ⓐdmin@…` or `ａdmin@…` are judged by
-    // their normalized spelling, so they count against admin@…'s bucket instead of being
-    // turned away as malformed before the throttle sees them.
-    const format: FieldErrors =
-      earlier.email === undefined && !EMAIL_FORMAT.test(normalized) ? { email: [t(locale, 'validation.email', { attribute: attributeName('email', locale) })] } : {};
-    const errors = ordered(['email', 'password'], earlier, format);
-    if (hasErrors(errors)) throw new ValidationError(errors);
-    const key = `login|${normalized}|${ip}`;
-    const state = await this.deps.throttle.attempt(key, LOGIN_MAX_ATTEMPTS, LOGIN_DECAY_SECONDS);
-    if (state.limited) {
-      const message = t(locale, 'auth.throttle', { seconds: state.retryAfterSeconds, minutes: Math.ceil(state.retryAfterSeconds / 60) });
-      throw new AppError(429, message, { email: [message] }, { 'retry-after': String(state.retryAfterSeconds) });
-    }
-    const user = await this.deps.users.attempt(email, password);
-    // One message whether the address is unknown or the password wrong: no account enumeration.
-    if (user === null) throw new ValidationError({ email: [t(locale, 'auth.failed')] });
-    await this.deps.throttle.clear(key);
-    return user;
-  }
-
-  /**
-   * The administrator whose credentials these are, signing in to the panel (audited by
-   * recordPanelLogin once the sign-in completes). The site's limits (LOGIN_MAX_ATTEMPTS a
-   * window per email + IP) in a bucket of the panel's own, counted before the password is
-   * checked, so a burst of parallel guesses cannot slip under the limit; once over it, no
-   * password is checked at all. `earlier` holds the form's schema errors: with any, nothing is
-   * counted.
-   */
-  async panelLogin(email: string, password: string, ip: string, locale: string, earlier: FieldErrors = {}): Promise<User> {
-    if (hasErrors(earlier)) throw new ValidationError(earlier);
-    const key = `admin-login|${throttleEmail(email)}|${ip}`;
-    const state = await this.deps.throttle.attempt(key, LOGIN_MAX_ATTEMPTS, LOGIN_DECAY_SECONDS);
-    if (state.limited) {
-      const message = t(locale, 'admin.login.throttle', { seconds: state.retryAfterSeconds });
-      throw new AppError(429, message, { email: [message] }, { 'retry-after': String(state.retryAfterSeconds) });
-    }
-    const user = await this.deps.users.attempt(email, password);
-    // One message for an unknown email, a wrong password and an account without panel access:
-    // the form never tells which accounts exist or which of them are administrators.
-    if (user === null || !canAccessPanel(user)) throw new ValidationError({ email: [t(locale, 'admin.login.failed')] });
-    await this.deps.throttle.clear(key);
-    return user;
-  }
-
-  /**
-   * The audit line of a panel sign-in, written when it completes: after the password, or after
-   * the two-factor code when it is on (a right password without the code is no sign-in).
-   */
-  async recordPanelLogin(user: User, ip: string): Promise<void> {
-    await this.deps.audit.record(user, 'admin.login', { type: 'session', id: user.id, label: user.email }, {}, ip);
-  }
 
   /** The audit line of leaving the panel, when the session still names an existing account. */
   async panelLogout(userId: number | undefined, ip: string): Promise<void> {
@@ -168,17 +113,56 @@ export class AuthService {
     return null;
   }
 
-  /** Changes name and email (the API's rules); a new address is unverified and, when verification is on, gets a link. */
-  async updateProfile(user: User, changes: { name: string; email: string }, locale: string): Promise<{ user: User; emailChanged: boolean }> {
-    let updated: User;
+  /**
+   * The one owner of a profile update, for every face. The name changes at once; a new email
+   * never does: it becomes a pending change (EmailChangeService: a link to the new address, a
+   * notice with a cancel link to the old one), and only after the holder proved the account is
+   * theirs (`proof`). The address is dealt with first, so a refused one saves nothing. Returns
+   * the user and the address now waiting for its link (null when none is pending).
+   */
+  async updateProfile(
+    user: User,
+    changes: { name?: string; email?: string },
+    locale: string,
+    proof: EmailChangeProof,
+  ): Promise<{ user: User; pendingEmail: string | null; emailChangeStarted: boolean }> {
+    const changesEmail = changes.email !== undefined && changes.email !== user.email;
+    if (changesEmail && proof !== 'password-confirmed') await this.checkCurrentPassword(user, proof.currentPassword, proof.ip, locale);
+    let started = false;
     try {
-      updated = await this.deps.users.updateProfile(user, changes);
+      if (changesEmail) started = await this.deps.emailChanges.request(user, changes.email!, locale);
     } catch (error) {
       throw localized(error, locale);
     }
-    const emailChanged = updated.email !== user.email;
-    if (emailChanged && this.config.mustVerifyEmail) this.deps.verification.send(updated, locale);
-    return { user: updated, emailChanged };
+    let updated = user;
+    if (changes.name !== undefined && changes.name !== user.name) {
+      try {
+        updated = await this.deps.users.updateProfile(user, { name: changes.name });
+      } catch (error) {
+        throw localized(error, locale);
+      }
+    }
+    const pending = await this.deps.emailChanges.pending(user.id);
+    return { user: updated, pendingEmail: pending?.newEmail ?? null, emailChangeStarted: started };
+  }
+
+  /**
+   * The current password, asked by the API before an email change: missing or wrong is a 422 on
+   * `current_password`. Throttled in the password confirmation's bucket (per user + IP), so the
+   * API is no better an oracle for the password than the pages are.
+   */
+  private async checkCurrentPassword(user: User, password: string | undefined, ip: string, locale: string): Promise<void> {
+    if (password === undefined || password === '') {
+      throw new ValidationError({ current_password: [t(locale, 'validation.required', { attribute: attributeName('current_password', locale) })] });
+    }
+    const key = `confirm-password|${user.id}|${ip}`;
+    const state = await this.deps.throttle.attempt(key, LOGIN_MAX_ATTEMPTS, LOGIN_DECAY_SECONDS);
+    if (state.limited) {
+      const message = t(locale, 'auth.throttle', { seconds: state.retryAfterSeconds, minutes: Math.ceil(state.retryAfterSeconds / 60) });
+      throw new AppError(429, message, { current_password: [message] }, { 'retry-after': String(state.retryAfterSeconds) });
+    }
+    if (!(await verifyPassword(user.password, password))) throw new ValidationError({ current_password: [t(locale, 'validation.current_password')] });
+    await this.deps.throttle.clear(key);
   }
 
   /**
@@ -222,23 +206,6 @@ export class AuthService {
     await this.deps.sessions.destroyForUser(userId);
     await this.deps.remember.forgetAll(userId);
     await this.deps.tokens.revokeAll(userId);
-  }
-
-  /**
-   * Checks the signed-in user's password before a sensitive action (Laravel's password.confirm),
-   * throttled per user + IP like the login: past LOGIN_MAX_ATTEMPTS failures in a window the
-   * answer is 429 and the password is not checked.
-   */
-  async confirmPassword(user: User, password: string, ip: string, locale: string, earlier: FieldErrors = {}): Promise<void> {
-    if (hasErrors(earlier)) throw new ValidationError(earlier);
-    const key = `confirm-password|${user.id}|${ip}`;
-    const state = await this.deps.throttle.attempt(key, LOGIN_MAX_ATTEMPTS, LOGIN_DECAY_SECONDS);
-    if (state.limited) {
-      const message = t(locale, 'auth.throttle', { seconds: state.retryAfterSeconds, minutes: Math.ceil(state.retryAfterSeconds / 60) });
-      throw new AppError(429, message, { password: [message] }, { 'retry-after': String(state.retryAfterSeconds) });
-    }
-    if (!(await verifyPassword(user.password, password))) throw new ValidationError({ password: [t(locale, 'auth.password')] });
-    await this.deps.throttle.clear(key);
   }
 
   /** Mails a new verification link, at most VERIFICATION_MAX_SENDS a window per user. */

@@ -74,28 +74,14 @@ export class UserService {
   }
 
   /**
-   * Changes name and/or email. Only these two fields are ever written, whatever the caller sent.
-   * A new email address clears email_verified_at: the new address has not been proven.
+   * Changes the name. Only the name is ever written, whatever the caller sent: an address
+   * changes through a pending change confirmed from the new mailbox (EmailChangeService, started
+   * by AuthService.updateProfile), never here.
    */
-  async updateProfile(user: Pick<User, 'id' | 'email'>, changes: { name?: string; email?: string }): Promise<User> {
-    const now = new Date().toISOString();
-    try {
-      return await writeTransaction(this.db, async (trx) => {
-        const set: { name?: string; email?: string; email_verified_at?: null; updated_at: string } = { updated_at: now };
-        if (changes.name !== undefined) set.name = changes.name;
-        if (changes.email !== undefined && changes.email !== user.email) {
-          if (await emailTaken(trx, changes.email, user.id)) throw invalid({ email: [TAKEN_EMAIL] });
-          set.email = changes.email;
-          set.email_verified_at = null;
-        }
-        const updated = await updateUser(trx, user.id, set);
-        if (updated === undefined) throw new Error(`user ${user.id} vanished during update`);
-        return updated;
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw invalid({ email: [TAKEN_EMAIL] });
-      throw error;
-    }
+  async updateProfile(user: Pick<User, 'id'>, changes: { name: string }): Promise<User> {
+    const updated = await updateUser(this.db.kysely, user.id, { name: changes.name, updated_at: new Date().toISOString() });
+    if (updated === undefined) throw new Error(`user ${user.id} vanished during update`);
+    return updated;
   }
 
   /** Checks the current password, then stores the new one; 422 on `current_password` when wrong. */

@@ -1,0 +1,140 @@
+// The account rules as the API faces meet them (issue 24 §2): an email change through
+// PUT /api/user is a pending change confirmed from the new address and needs the current
+// password, from a token as from a first-party SPA session; the name stays immediate.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bearer, createUser, issueToken, type TestApp } from '../helpers.js';
+import { WebClient } from '../support/client.js';
+import { linkIn, startMailServer, type MailServer, type ReceivedMail } from '../web/mail-server.js';
+import { CookieJar, TEST_LOGIN_PATH, buildStatefulApp } from './stateful-support.js';
+
+const APP = 'http://localhost:3000';
+const SPA = 'http://localhost:5173';
+const PASSWORD = 'account-rules-password-1';
+
+describe('account rules through the API', () => {
+  let mail: MailServer;
+  let t: TestApp;
+  let counter = 0;
+
+  before(async () => {
+    mail = await startMailServer();
+    t = await buildStatefulApp({ ...mail.env, SANCTUM_STATEFUL_DOMAINS: 'localhost:5173', LOG_LEVEL: 'error' });
+  });
+  after(async () => {
+    await t.close();
+    await mail.close();
+  });
+
+  const newUser = async () => {
+    counter += 1;
+    return createUser(t.app, { email: `api-owner-${counter}@example.com`, password: PASSWORD });
+  };
+  const row = (id: number) => t.db.kysely.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const pendingRow = (id: number) => t.db.kysely.selectFrom('email_changes').selectAll().where('user_id', '=', id).executeTakeFirst();
+  const mailsTo = async (address: string): Promise<ReceivedMail[]> => {
+    await t.app.services.mail.settled();
+    return mail.to(address);
+  };
+  const put = (token: string, payload: object) => t.app.inject({ method: 'PUT', url: '/api/user', headers: bearer(token), payload });
+
+  /** A first-party SPA session (XSRF cookie, then the test-only login) and its write headers. */
+  const spaSession = async (userId: number) => {
+    const jar = new CookieJar();
+    jar.take(await t.app.inject({ url: '/sanctum/csrf-cookie', headers: { origin: SPA } }));
+    jar.take(await t.app.inject({ method: 'POST', url: `${TEST_LOGIN_PATH}/${userId}`, headers: { origin: SPA, cookie: jar.header() } }));
+    return () => ({ origin: SPA, cookie: jar.header(), 'x-xsrf-token': decodeURIComponent(jar.get('XSRF-TOKEN') ?? ''), accept: 'application/json' });
+  };
+
+  describe('PUT /api/user with a new email', () => {
+    it('answers 202 with the user unchanged and pending_email; the link mailed to the new address makes the change, verified', async () => {
+      const user = await newUser();
+      const token = await issueToken(t.app, user.email, PASSWORD);
+      const next = `next-${user.email}`;
+      const response = await put(token, { email: next, current_password: PASSWORD });
+      assert.equal(response.statusCode, 202, response.body);
+      const body = response.json() as Record<string, unknown>;
+      assert.equal(body.email, user.email);
+      assert.equal(body.pending_email, next);
+      assert.equal((await row(user.id)).email, user.email, 'nothing changes before the link');
+      assert.equal((await pendingRow(user.id))?.new_email, next);
+
+      const [confirm] = await mailsTo(next);
+      assert.ok(confirm, 'a link to the new address');
+      const [notice] = await mailsTo(user.email);
+      assert.ok(notice, 'a notice to the old address');
+      assert.match(linkIn(notice, `${APP}/email/change/`), /\/cancel\//);
+
+      const link = new URL(linkIn(confirm, `${APP}/email/change/`));
+      const browser = new WebClient(t.app);
+      await browser.get(link.pathname);
+      const done = await browser.post(link.pathname);
+      assert.equal(done.statusCode, 303);
+      const changed = await row(user.id);
+      assert.equal(changed.email, next);
+      assert.notEqual(changed.email_verified_at, null);
+    });
+
+    it('changes the name at once and the address only through the link, in one call', async () => {
+      const user = await newUser();
+      const token = await issueToken(t.app, user.email, PASSWORD);
+      const response = await put(token, { name: 'Renamed At Once', email: `both-${user.email}`, current_password: PASSWORD });
+      assert.equal(response.statusCode, 202);
+      assert.equal(response.json().name, 'Renamed At Once');
+      const stored = await row(user.id);
+      assert.equal(stored.name, 'Renamed At Once');
+      assert.equal(stored.email, user.email);
+    });
+
+    const refusals: Array<[string, object, string]> = [
+      ['without current_password', {}, 'The current password field is required.'],
+      ['with an empty current_password', { current_password: '' }, 'The current password field is required.'],
+      ['with a wrong current_password', { current_password: 'not the password' }, 'The password is incorrect.'],
+    ];
+    for (const [name, extra, message] of refusals) {
+      it(`refuses it ${name} with 422 on current_password, and changes, records and mails nothing`, async () => {
+        const user = await newUser();
+        const token = await issueToken(t.app, user.email, PASSWORD);
+        const response = await put(token, { name: 'Not Saved', email: `refused-${user.email}`, ...extra });
+        assert.equal(response.statusCode, 422);
+        assert.deepEqual(response.json(), { message, errors: { current_password: [message] } });
+        const stored = await row(user.id);
+        assert.equal(stored.email, user.email);
+        assert.notEqual(stored.name, 'Not Saved');
+        assert.equal(await pendingRow(user.id), undefined);
+        assert.equal((await mailsTo(`refused-${user.email}`)).length, 0);
+      });
+    }
+
+    it('throttles the password check: the sixth try in a minute is 429 even with the right password', async () => {
+      const user = await newUser();
+      const token = await issueToken(t.app, user.email, PASSWORD);
+      for (let i = 0; i < 5; i += 1) assert.equal((await put(token, { email: `guess-${user.email}`, current_password: `wrong ${i}` })).statusCode, 422);
+      const sixth = await put(token, { email: `guess-${user.email}`, current_password: PASSWORD });
+      assert.equal(sixth.statusCode, 429);
+      assert.ok(Number(sixth.headers['retry-after']) > 0);
+      assert.ok(sixth.json().errors.current_password);
+      assert.equal(await pendingRow(user.id), undefined);
+    });
+
+    it('asks a first-party SPA session for the password too, and only records a pending change', async () => {
+      const user = await newUser();
+      const headers = await spaSession(user.id);
+      const without = await t.app.inject({ method: 'PUT', url: '/api/user', headers: headers(), payload: { email: `spa-${user.email}` } });
+      assert.equal(without.statusCode, 422);
+      assert.ok(without.json().errors.current_password);
+      const withPassword = await t.app.inject({ method: 'PUT', url: '/api/user', headers: headers(), payload: { email: `spa-${user.email}`, current_password: PASSWORD } });
+      assert.equal(withPassword.statusCode, 202, withPassword.body);
+      assert.equal((await row(user.id)).email, user.email);
+      assert.equal((await pendingRow(user.id))?.new_email, `spa-${user.email}`);
+    });
+
+    it('answers 200 without asking for a password when the email is the current one', async () => {
+      const user = await newUser();
+      const token = await issueToken(t.app, user.email, PASSWORD);
+      const response = await put(token, { name: 'Same Address', email: user.email });
+      assert.equal(response.statusCode, 200);
+      assert.equal(response.json().pending_email, undefined);
+    });
+  });
+});
