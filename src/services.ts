@@ -5,6 +5,7 @@ import type { Db } from './db/connect.js';
 import { AdminService } from './modules/admin/admin.service.js';
 import { AuditService } from './modules/audit/audit.service.js';
 import { createAccountServices, type AccountServiceOptions, type AccountServices } from './modules/auth/account-services.js';
+import { IdentityService } from './modules/identities/identities.service.js';
 import { PasskeyService } from './modules/passkeys/passkeys.service.js';
 import { PostService } from './modules/posts/posts.service.js';
 import { DbSessionStore } from './modules/sessions/session-store.js';
@@ -25,6 +26,8 @@ export type Services = AccountServices & {
   admin: AdminService;
   passkeys: PasskeyService;
   twoFactor: TwoFactorService;
+  /** Accounts' links to OpenID Connect providers (sign-in, connect, disconnect, a first password). */
+  identities: IdentityService;
   /** The one sign-in pipeline, after any method (password, passkey, the code step, a provider). */
   signIn: SignInService;
 };
@@ -39,6 +42,7 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
     sessions: new DbSessionStore(db, config.sessionLifetimeMinutes, config.sessionAbsoluteLifetimeMinutes),
     audit: new AuditService(db),
     twoFactor: new TwoFactorService(db, config.appKey, config.appName),
+    identities: new IdentityService(db),
   };
   const admin = new AdminService(db, config, core);
   const passkeys = new PasskeyService(db, config);

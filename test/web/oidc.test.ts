@@ -128,6 +128,9 @@ describe('sign-in with an OpenID Connect provider', () => {
       (await identities()).filter((row) => row.user_id === user.id).map((row) => [row.provider, row.subject]),
       [['corp', login]],
     );
+    // The pipeline's audit line, naming the method.
+    const audit = await h.database.db.kysely.selectFrom('audit_logs').select(['action', 'details']).where('user_id', '=', user.id).execute();
+    assert.deepEqual(audit.map((row) => [row.action, JSON.parse(row.details).method]), [['auth.login', 'oidc']]);
     // Again, from another browser: the same account, no new one.
     const again = new WebClient(app);
     await signIn(again, login);
@@ -169,6 +172,8 @@ describe('sign-in with an OpenID Connect provider', () => {
     const code = await client.post('/two-factor-challenge', { code: await codeAt(secret) });
     assert.equal(code.statusCode, 303);
     assert.equal(await signedIn(client), true);
+    const audit = await h.database.db.kysely.selectFrom('audit_logs').select('details').where('user_id', '=', user.id).where('action', '=', 'auth.login').orderBy('id', 'desc').executeTakeFirstOrThrow();
+    assert.equal(JSON.parse(audit.details).method, 'oidc+two-factor');
   });
 
   it('never opens the panel, even for an administrator', async () => {

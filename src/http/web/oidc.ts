@@ -6,22 +6,19 @@
 // /security's "Connected accounts" and /profile's "Set a password" for an account without one.
 // The protocol is modules/oidc's (openid-client); accounts and links are modules/identities'.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { User } from '../../db/types.js';
 import { t } from '../../modules/i18n/translator.js';
-import { IdentityService, LastWayInError, type ProviderClaims } from '../../modules/identities/identities.service.js';
+import { LastWayInError, type ProviderClaims } from '../../modules/identities/identities.service.js';
 import { OidcError, OidcService, type OidcFailure, type PendingAuthorization } from '../../modules/oidc/oidc.service.js';
 import { AppError } from '../../modules/shared/errors.js';
-import { twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
+import { ProviderRefusal } from '../../modules/sign-in/methods/oidc.js';
+import type { SignInOutcome } from '../../modules/sign-in/sign-in.service.js';
 import { flash } from '../../plugins/views.js';
 import { wantsJson } from '../../plugins/web-guard.js';
-import { sameSitePath } from '../shared/back-path.js';
 import { done, field, localeFor } from '../shared/forms.js';
-import { startChallenge } from '../shared/two-factor-challenge.js';
+import { finishSignIn, signInContext } from '../shared/sign-in.js';
 import { addConfirmExtra, CONFIRM_PASSWORD_PATH, markPasswordConfirmed, requirePasswordConfirmed, takeConfirmIntended } from './confirm-password.js';
 import { submit } from './forms.js';
 import { addSecuritySection } from './security.js';
-import { completeSiteSignIn } from './sign-in.js';
-import { CHALLENGE_PATH } from './two-factor-challenge.js';
 
 type Intent = 'login' | 'link' | 'confirm';
 
@@ -95,7 +92,7 @@ const FAILURE_KEYS: Record<OidcFailure, string> = {
 
 export async function oidcRoutes(app: FastifyInstance): Promise<void> {
   const oidc = new OidcService(app.config.oidcProviders, app.config.appUrl, app.log, app.config.env !== 'production');
-  const identities = new IdentityService(app.db);
+  const identities = app.services.identities;
 
   // "Set a password" on /profile, for an account made through a provider: a new way in, so the
   // person is confirmed first (by the provider or a passkey: there is no password to ask for).
@@ -189,29 +186,27 @@ export async function oidcRoutes(app: FastifyInstance): Promise<void> {
     return done(request, reply, takeConfirmIntended(request));
   };
 
-  /** Finds or makes the account; an email another account has is never linked (its owner links from /security). */
+  /**
+   * Signs in through the pipeline (modules/sign-in, the `oidc` method): the account found or made,
+   * then the code step when two-factor is on, else the site's new session, the audit line and the
+   * device noticed. An email another account has is never linked (its owner links from /security).
+   */
   const finishLogin = async (request: FastifyRequest, reply: FastifyReply, claims: ProviderClaims, returnTo: string | null): Promise<FastifyReply> => {
-    const result = await identities.signIn(claims);
-    if (result.kind === 'no-email') return fail(request, reply, claims.provider, new OidcError('no-email', 'no email claim'));
-    if (result.kind === 'email-taken') {
+    const { signIn } = app.services;
+    let outcome: SignInOutcome;
+    try {
+      outcome = await signIn.attempt(signIn.methods.oidc, { claims }, signInContext(app, request, 'site'));
+    } catch (error) {
+      if (!(error instanceof ProviderRefusal)) throw error;
+      if (error.reason !== 'email-taken') return fail(request, reply, claims.provider, new OidcError(error.reason === 'no-email' ? 'no-email' : 'rejected', error.reason));
       request.log.info({ provider: claims.provider }, 'OIDC sign-in met an existing account by email; not linked');
       return done(request, reply, '/login', t(localeFor(app, request), 'oidc.email_taken', { provider: labelOf(claims.provider) }));
     }
-    request.log.info({ provider: claims.provider, userId: result.user.id, created: result.kind === 'created' }, 'OIDC sign-in');
-    return signIn(request, reply, result.user, returnTo);
-  };
-
-  /** The end of a provider sign-in: the second factor when on, else the site's session (never the panel's). */
-  const signIn = async (request: FastifyRequest, reply: FastifyReply, user: User, returnTo: string | null): Promise<FastifyReply> => {
-    if (twoFactorEnabled(user)) {
-      await startChallenge(request, user, 'site', false, 'oidc');
-      return reply.redirect(CHALLENGE_PATH, 303);
-    }
-    // The page first asked for before the login (a path of this site, never the panel's).
-    const intended = typeof request.session.intended === 'string' ? sameSitePath(request.session.intended) : null;
-    delete request.session.intended;
-    await completeSiteSignIn(app, request, reply, user, { remember: false, method: 'oidc' });
-    return reply.redirect(returnTo ?? (intended !== null && !/^\/admin(\/|\?|$)/.test(intended) ? intended : '/dashboard'), 303);
+    request.log.info({ provider: claims.provider, userId: outcome.user.id, status: outcome.status }, 'OIDC sign-in');
+    const finished = await finishSignIn(app, request, reply, outcome);
+    // A first-party SPA's page, once signed in (the code step keeps the site's own way).
+    if (finished.signedIn && returnTo !== null) return reply.redirect(returnTo, 303);
+    return reply.redirect(finished.location, 303);
   };
 
   // /security: the providers, linked or not, with Connect and Disconnect.
