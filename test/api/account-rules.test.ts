@@ -137,4 +137,60 @@ describe('account rules through the API', () => {
       assert.equal(response.json().pending_email, undefined);
     });
   });
+  // Abilities guard the account: a token with a list of abilities changes the account only
+  // with user:write; `*` tokens and first-party sessions keep every ability.
+  describe('the user:write ability', () => {
+    const FORBIDDEN = { message: 'This action is unauthorized.', errors: {} };
+    const calls: Array<[string, (token: string, user: { email: string }) => Promise<{ statusCode: number; body: string }>]> = [
+      ['PUT /api/user', (token) => put(token, { name: 'Taken Over' })],
+      ['PUT /api/user/password', (token) =>
+        t.app.inject({ method: 'PUT', url: '/api/user/password', headers: bearer(token), payload: { current_password: PASSWORD, password: 'taken over password 9', password_confirmation: 'taken over password 9' } })],
+      ['DELETE /api/tokens', (token) => t.app.inject({ method: 'DELETE', url: '/api/tokens', headers: bearer(token) })],
+    ];
+    const tokenWith = async (abilities: string[]) => {
+      const user = await newUser();
+      const token = await t.app.services.tokens.issue(user.id, 'scoped', abilities);
+      const other = await t.app.services.tokens.issue(user.id, 'other', ['posts:read']);
+      return { user, token: token.plaintext, other: other.plaintext };
+    };
+
+    for (const [name, call] of calls) {
+      for (const abilities of [['posts:read'], ['posts:read', 'posts:write'], []]) {
+        it(`refuses ${name} with 403 to a token with ${JSON.stringify(abilities)}, and changes nothing`, async () => {
+          const { user, token, other } = await tokenWith(abilities);
+          const before = await row(user.id);
+          const response = await call(token, user);
+          assert.equal(response.statusCode, 403, response.body);
+          assert.deepEqual(JSON.parse(response.body), FORBIDDEN);
+          const after = await row(user.id);
+          assert.equal(after.name, before.name);
+          assert.equal(after.password, before.password);
+          assert.equal((await t.app.inject({ url: '/api/user', headers: bearer(other) })).statusCode, 200, 'no token revoked');
+        });
+      }
+      for (const abilities of [['user:write'], ['posts:read', 'user:write'], ['*']]) {
+        it(`lets a token with ${JSON.stringify(abilities)} call ${name}`, async () => {
+          const { user, token } = await tokenWith(abilities);
+          const response = await call(token, user);
+          assert.ok([200, 204].includes(response.statusCode), `${response.statusCode} ${response.body}`);
+        });
+      }
+    }
+
+    it('refuses a read-only token\'s email change with 403 before any password is looked at', async () => {
+      const { user, token } = await tokenWith(['posts:read']);
+      const response = await put(token, { email: 'eve@evil.example', current_password: PASSWORD });
+      assert.equal(response.statusCode, 403);
+      assert.equal((await row(user.id)).email, user.email);
+      assert.equal(await pendingRow(user.id), undefined);
+      assert.equal((await mailsTo('eve@evil.example')).length, 0);
+    });
+
+    it('says in the OpenAPI document which ability each account route needs', async () => {
+      const document = (await t.app.inject({ url: '/api/openapi.json' })).json() as { paths: Record<string, Record<string, { description?: string }>> };
+      for (const [path, method] of [['/api/user', 'put'], ['/api/user/password', 'put'], ['/api/tokens', 'delete']] as const) {
+        assert.match(document.paths[path]?.[method]?.description ?? '', /`user:write`/, `${method} ${path}`);
+      }
+    });
+  });
 });

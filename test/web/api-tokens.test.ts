@@ -318,6 +318,22 @@ describe('API tokens page', () => {
     assert.equal(created.json().data.title, 'Written with a page token');
   });
 
+  // Abilities guard the account (issue 24 §2): user:write is offered to everyone, and only a
+  // token made with it may change the account; none ticked is still read only.
+  it('offers user:write to every user, and only a token made with it may change the account through the API', async () => {
+    const { user, client } = await loggedIn();
+    const page = (await client.get(PAGE)).body;
+    assert.match(decodeEntities(page), /value="user:write"[^>]*>\s*<label for="ability-user_write"><code>user:write<\/code> · Change the account<\/label>/);
+    const { plaintext: writer } = await create(client, new URLSearchParams([['name', 'account'], ['abilities', 'posts:read'], ['abilities', 'user:write']]));
+    const { plaintext: none } = await create(client, { name: 'nothing ticked' });
+    const rows = await rowsOf(user.id);
+    assert.deepEqual(rows.map((row) => JSON.parse(row.abilities) as string[]), [['posts:read', 'user:write'], ['posts:read']]);
+    const rename = (token: string, name: string) => t.app.inject({ method: 'PUT', url: '/api/user', headers: bearer(token), payload: { name } });
+    assert.equal((await rename(none, 'Read Only')).statusCode, 403);
+    assert.equal((await rename(writer, 'Account Writer')).statusCode, 200);
+    assert.equal((await t.app.services.users.findById(user.id))?.name, 'Account Writer');
+  });
+
   it('offers posts:write to administrators only, with help that names no role that does not exist', async () => {
     const boxes = (html: string) => [...html.matchAll(/name="abilities" type="checkbox" value="([^"]+)"/g)].map((m) => m[1]);
     const hint = (html: string, ability: string) => decodeEntities(new RegExp(`id="ability-${ability}-hint">([^<]*)<`).exec(html)?.[1] ?? '');
@@ -325,15 +341,15 @@ describe('API tokens page', () => {
     const { client: admin } = await loggedIn({ admin: true });
     const memberPage = (await member.get(PAGE)).body;
     const adminPage = (await admin.get(PAGE)).body;
-    assert.deepEqual(boxes(memberPage), ['posts:read']);
+    assert.deepEqual(boxes(memberPage), ['posts:read', 'user:write']);
     assert.equal(hint(memberPage, 'posts_read'), 'List and read published posts.');
-    assert.deepEqual(boxes(adminPage), ['posts:read', 'posts:write']);
+    assert.deepEqual(boxes(adminPage), ['posts:read', 'posts:write', 'user:write']);
     assert.match(hint(adminPage, 'posts_read'), /drafts and archived posts included/);
     assert.match(hint(adminPage, 'posts_write'), /^Create, update and delete posts\. Offered to administrators only/);
     for (const client of [member, admin]) client.cookies.set('locale', 'fr');
     const memberFr = (await member.get(PAGE)).body;
     const adminFr = (await admin.get(PAGE)).body;
-    assert.deepEqual(boxes(memberFr), ['posts:read']);
+    assert.deepEqual(boxes(memberFr), ['posts:read', 'user:write']);
     assert.equal(hint(memberFr, 'posts_read'), 'Lister et lire les articles publiés.');
     assert.match(hint(adminFr, 'posts_write'), /Proposé aux administrateurs seulement/);
     for (const html of [memberPage, adminPage, memberFr, adminFr]) assert.doesNotMatch(mainOf(html), /editor|éditeur/i);

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { NoContent, errorResponses } from '../shared/schemas.js';
+import { NEEDS_USER_WRITE } from './user.js';
 import { issueApiToken, signInContext } from '../shared/sign-in.js';
 
 export { INVALID_CREDENTIALS } from '../../modules/sign-in/methods/password.js';
@@ -68,8 +69,15 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/tokens',
     {
-      config: { auth: 'token' },
-      schema: { summary: 'Revoke every token of the user', tags: ['tokens'], security: [{ bearer: [] }], response: { 204: NoContent, ...errorResponses(401) } },
+      // Revoking every token locks the owner's other clients out: an account change (user:write).
+      config: { auth: { ability: 'user:write' } },
+      schema: {
+        summary: 'Revoke every token of the user',
+        description: NEEDS_USER_WRITE,
+        tags: ['tokens'],
+        security: [{ bearer: [] }],
+        response: { 204: NoContent, ...errorResponses(401, 403) },
+      },
     },
     async (request, reply) => {
       await app.services.tokens.revokeAll(request.caller!.user.id);

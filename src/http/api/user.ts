@@ -15,6 +15,10 @@ const UpdateBody = Type.Object({
   current_password: Type.Optional(Type.String({ maxLength: 4096, description: 'Required with a new `email`.' })),
 });
 
+// The account routes' guard: a token with a list of abilities needs user:write.
+const USER_WRITE = { auth: { ability: 'user:write' as const } };
+export const NEEDS_USER_WRITE = 'Needs the `user:write` ability (a token made with `*`, as POST /api/tokens issues, and a first-party SPA session have it; 403 otherwise).';
+
 // The answer to an email change: the user as they are (the old address still theirs), and the
 // address waiting for its link.
 const PendingChange = Type.Object({
@@ -27,7 +31,7 @@ const UPDATE_DESCRIPTION =
   'current password as `current_password` (422 on `current_password` when missing or wrong; 5 tries a minute per account ' +
   'and address, then 429), then the change waits, as on the site, for the link mailed to the new address, and the old ' +
   'address gets a notice with a link that cancels it. The answer is then 202 with the user unchanged and `pending_email`. ' +
-  'A new request replaces a pending one.';
+  `A new request replaces a pending one. ${NEEDS_USER_WRITE}`;
 
 const PasswordBody = Type.Object({
   current_password: Type.String({ minLength: 1, maxLength: 4096 }),
@@ -56,14 +60,14 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/user',
     {
-      config: { auth: 'token' },
+      config: USER_WRITE,
       schema: {
         summary: 'Update the name; start an email change',
         description: UPDATE_DESCRIPTION,
         tags: ['user'],
         security,
         body: UpdateBody,
-        response: { 200: UserRef, 202: PendingChange, ...errorResponses(401, 422) },
+        response: { 200: UserRef, 202: PendingChange, ...errorResponses(401, 403, 422) },
       },
     },
     async (request, reply) => {
@@ -80,14 +84,14 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/user/password',
     {
-      config: { auth: 'token' },
+      config: USER_WRITE,
       schema: {
         summary: 'Change the password',
-        description: 'Revokes every other token of the user; the calling token keeps working.',
+        description: `Revokes every other token of the user; the calling token keeps working. ${NEEDS_USER_WRITE}`,
         tags: ['user'],
         security,
         body: PasswordBody,
-        response: { 204: NoContent, ...errorResponses(401, 422) },
+        response: { 204: NoContent, ...errorResponses(401, 403, 422) },
       },
     },
     async (request, reply) => {
