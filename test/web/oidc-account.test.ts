@@ -129,6 +129,25 @@ describe('connected accounts and accounts without a password', () => {
     assert.equal((await identitiesOf(user.id)).length, 1);
   });
 
+  it('never removes the last passkey of an account left with no password and no provider', async () => {
+    const { who, client, user } = await providerAccount();
+    const now = new Date().toISOString();
+    const passkey = await database.db.kysely
+      .insertInto('passkeys')
+      .values({ user_id: user.id, name: 'Laptop', credential_id: `cred-${user.id}`, public_key: 'pk', last_used_at: null, created_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await confirmWithProvider(client, who);
+    await client.get('/security');
+    // The passkey stays: the provider may go.
+    const unlinked = await client.post('/auth/corp/unlink');
+    assert.match(statusMessage((await client.follow(unlinked)).body) ?? '', /Corp ID was disconnected/);
+    // Now the passkey is the only way in.
+    const refused = await client.post(`/user/passkeys/${passkey.id}/delete`);
+    assert.match(statusMessage((await client.follow(refused)).body) ?? '', /only way left to log in/);
+    assert.equal((await database.db.kysely.selectFrom('passkeys').select('id').where('user_id', '=', user.id).execute()).length, 1);
+  });
+
   it('refuses the password of an account that has none, as a wrong one: the login form and POST /api/tokens', async () => {
     const { user } = await providerAccount();
     const known = await createUser(app, { password: PASSWORD });

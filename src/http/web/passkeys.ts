@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { attributeName, t, type Locale } from '../../modules/i18n/translator.js';
+import { LastWayInError } from '../../modules/identities/identities.service.js';
 import { freshChallenge, type PendingChallenge } from '../../modules/passkeys/passkeys.service.js';
 import type { Realm } from '../../modules/sign-in/sign-in.service.js';
 import { ValidationError, notFound } from '../../modules/shared/errors.js';
@@ -138,7 +139,14 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { id: string } }>('/user/passkeys/:id/delete', { config: { auth: 'verified' }, preHandler: requirePasswordConfirmed(app) }, async (request, reply) => {
     // The owner is part of the deletion: another user's passkey is as good as absent.
-    if (!(await app.services.passkeys.remove(request.siteUser!.id, passkeyId(request.params.id)))) throw notFound();
+    let removed: boolean;
+    try {
+      removed = await app.services.passkeys.remove(request.siteUser!.id, passkeyId(request.params.id));
+    } catch (error) {
+      if (!(error instanceof LastWayInError)) throw error;
+      return done(request, reply, '/security', t(localeFor(app, request), 'oidc.last_passkey'));
+    }
+    if (!removed) throw notFound();
     return done(request, reply, '/security', t(localeFor(app, request), 'passkeys.removed'));
   });
 

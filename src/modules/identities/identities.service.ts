@@ -103,7 +103,7 @@ export class IdentityService {
    */
   async unlink(userId: number, provider: string): Promise<boolean> {
     return writeTransaction(this.db, async (trx) => {
-      if (this.db.dialect === 'postgres') await sql`select id from users where id = ${userId} for update`.execute(trx);
+      await lockUser(this.db, trx, userId);
       const { linked, left } = await waysLeft(trx, userId, provider);
       if (linked === 0) return false;
       if (left < 1) throw new LastWayInError();
@@ -151,6 +151,30 @@ export class IdentityService {
     await touchIdentity(this.db.kysely, identity.id, new Date().toISOString());
     return findUserById(this.db.kysely, identity.user_id);
   }
+}
+
+/** Locks the user's row until the transaction ends (PostgreSQL; SQLite's write transaction holds the database). */
+async function lockUser(db: Db, trx: Kysely<Database>, userId: number): Promise<void> {
+  if (db.dialect === 'postgres') await sql`select id from users where id = ${userId} for update`.execute(trx);
+}
+
+/**
+ * Runs `remove` (a passkey's removal) in a transaction that first makes sure it leaves the user a
+ * way in: LastWayInError when the user has no password, no identity and no other passkey.
+ */
+export async function removePasskeyKeepingAWayIn(db: Db, userId: number, remove: (trx: Kysely<Database>) => Promise<boolean>): Promise<boolean> {
+  return writeTransaction(db, async (trx) => {
+    await lockUser(db, trx, userId);
+    const ways = await waysIn(trx, userId);
+    if (!ways.password && ways.identities === 0 && ways.passkeys <= 1) {
+      // Tried, then undone by the throw (the transaction rolls back): an id that is not the
+      // user's deletes nothing and stays a plain "no such passkey".
+      const removed = await remove(trx);
+      if (removed) throw new LastWayInError();
+      return false;
+    }
+    return remove(trx);
+  });
 }
 
 /** How many of the user's links are to this provider, and how many ways in stay without them. */

@@ -1,8 +1,8 @@
 // The passkeys table: plain functions of the database. Ids and keys are stored as base64url
 // text, as the browser reports them; nothing here is secret (a public key is public).
 import type { Db } from '../../db/connect.js';
-import type { PasskeysTable } from '../../db/types.js';
-import type { Selectable } from 'kysely';
+import type { Database, PasskeysTable } from '../../db/types.js';
+import type { Kysely, Selectable } from 'kysely';
 
 export type PasskeyRow = Selectable<PasskeysTable>;
 
@@ -68,8 +68,8 @@ export async function advancePasskeyCounter(db: Db, id: number, counter: number,
 }
 
 /** Deletes one of the user's passkeys; false when the user has none with this id. */
-export async function deletePasskey(db: Db, userId: number, id: number): Promise<boolean> {
+export async function deletePasskey(db: Kysely<Database>, userId: number, id: number): Promise<boolean> {
   // The owner is part of the condition, so another user's id deletes nothing.
-  const result = await db.kysely.deleteFrom('passkeys').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  const result = await db.deleteFrom('passkeys').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }

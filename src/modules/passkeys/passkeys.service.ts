@@ -14,6 +14,7 @@ import {
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import type { User } from '../../db/types.js';
+import { removePasskeyKeepingAWayIn } from '../identities/identities.service.js';
 import { invalid } from '../shared/errors.js';
 import { countPasskeys, deletePasskey, insertPasskey, passkeyByCredentialId, passkeysOf, advancePasskeyCounter, type PasskeyRow } from './passkeys.repository.js';
 
@@ -78,9 +79,12 @@ export class PasskeyService {
     return countPasskeys(this.db, userId);
   }
 
-  /** Removes one of the user's passkeys; false when the user has none with this id. */
+  /**
+   * Removes one of the user's passkeys; false when the user has none with this id; LastWayInError
+   * when it is the only way left into the account (no password, no provider, no other passkey).
+   */
   remove(userId: number, id: number): Promise<boolean> {
-    return deletePasskey(this.db, userId, id);
+    return removePasskeyKeepingAWayIn(this.db, userId, (trx) => deletePasskey(trx, userId, id));
   }
 
   /**
