@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { bearer, createUser, issueToken, type TestApp } from '../helpers.js';
 import { WebClient } from '../support/client.js';
 import { linkIn, startMailServer, type MailServer, type ReceivedMail } from '../web/mail-server.js';
+import { isLoggedIn, login } from '../web/support.js';
 import { CookieJar, TEST_LOGIN_PATH, buildStatefulApp } from './stateful-support.js';
 
 const APP = 'http://localhost:3000';
@@ -191,6 +192,60 @@ describe('account rules through the API', () => {
       for (const [path, method] of [['/api/user', 'put'], ['/api/user/password', 'put'], ['/api/tokens', 'delete']] as const) {
         assert.match(document.paths[path]?.[method]?.description ?? '', /`user:write`/, `${method} ${path}`);
       }
+    });
+  });
+  // A password change through the API ends every other way in, as /profile does (defect 3):
+  // browser sessions, remember-me devices, other tokens; the caller's own token or SPA session stays.
+  describe('PUT /api/user/password', () => {
+    const NEW_PASSWORD = 'the new password 42';
+    const changePassword = (headers: Record<string, string>, current = PASSWORD) =>
+      t.app.inject({ method: 'PUT', url: '/api/user/password', headers, payload: { current_password: current, password: NEW_PASSWORD, password_confirmation: NEW_PASSWORD } });
+    const count = async (table: 'remember_tokens' | 'personal_access_tokens' | 'sessions', userId: number) =>
+      Number((await t.db.kysely.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow()).n);
+
+    /** A user signed in on a remembered browser, with two API tokens. */
+    const everywhere = async () => {
+      const user = await newUser();
+      const browser = new WebClient(t.app);
+      await login(browser, user.email, PASSWORD, { remember: '1' });
+      assert.equal(await count('remember_tokens', user.id), 1);
+      const caller = await issueToken(t.app, user.email, PASSWORD, 'caller');
+      const other = await issueToken(t.app, user.email, PASSWORD, 'other');
+      return { user, browser, caller, other };
+    };
+
+    it('from a token: ends every browser session and remember-me device and the other tokens, keeps the calling token', async () => {
+      const { user, browser, caller, other } = await everywhere();
+      const response = await changePassword(bearer(caller));
+      assert.equal(response.statusCode, 204, response.body);
+      assert.equal(await isLoggedIn(browser), false, 'the browser is out, and its remember-me cookie does not bring it back');
+      assert.equal(await count('remember_tokens', user.id), 0);
+      assert.equal(await count('sessions', user.id), 0);
+      assert.equal((await t.app.inject({ url: '/api/user', headers: bearer(other) })).statusCode, 401);
+      assert.equal((await t.app.inject({ url: '/api/user', headers: bearer(caller) })).statusCode, 200);
+    });
+
+    it('from a first-party SPA session: keeps that session, ends the other browser sessions and every token', async () => {
+      const { user, browser, caller, other } = await everywhere();
+      const spa = await spaSession(user.id);
+      const response = await changePassword(spa());
+      assert.equal(response.statusCode, 204, response.body);
+      assert.equal((await t.app.inject({ url: '/api/user', headers: spa() })).statusCode, 200, 'the SPA stays signed in');
+      assert.equal(await isLoggedIn(browser), false);
+      assert.equal(await count('remember_tokens', user.id), 0);
+      assert.equal(await count('sessions', user.id), 1);
+      for (const token of [caller, other]) assert.equal((await t.app.inject({ url: '/api/user', headers: bearer(token) })).statusCode, 401);
+    });
+
+    it('is throttled as on /profile: the sixth try in a minute is 429 even with the right password, and nothing ends', async () => {
+      const { user, browser, caller, other } = await everywhere();
+      for (let i = 0; i < 5; i += 1) assert.equal((await changePassword(bearer(caller), `wrong ${i}`)).statusCode, 422);
+      const sixth = await changePassword(bearer(caller));
+      assert.equal(sixth.statusCode, 429);
+      assert.ok(sixth.json().errors.current_password);
+      assert.equal(await isLoggedIn(browser), true);
+      assert.equal((await t.app.inject({ url: '/api/user', headers: bearer(other) })).statusCode, 200);
+      assert.equal(await count('remember_tokens', user.id), 1);
     });
   });
 });

@@ -71,7 +71,7 @@ describe('API messages in the visitor’s language', () => {
     },
     {
       name: '422 from the password rules of PUT /api/user/password',
-      request: () => ({ method: 'PUT', url: '/api/user/password', headers: bearer(another), payload: { current_password: 'whatever', password: 'short', password_confirmation: 'other' } }),
+      request: () => ({ method: 'PUT', url: '/api/user/password', headers: bearer(another), payload: { current_password: 'locale-password-1', password: 'short', password_confirmation: 'other' } }),
       status: 422,
       en: {
         message: 'The password field must be at least 8 characters.',

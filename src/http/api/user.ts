@@ -1,9 +1,11 @@
 // GET /api/user, PUT /api/user, PUT /api/user/password.
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { checkNewPassword } from '../../modules/passwords/policy.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { KeptAccess } from '../../modules/auth/auth.service.js';
 import { apiLocale } from '../../plugins/errors.js';
-import { ValidationError, unauthenticated } from '../../modules/shared/errors.js';
+import { SESSION_COOKIE, cookieName } from '../../plugins/session.js';
+import { unauthenticated } from '../../modules/shared/errors.js';
 import { presentUser } from '../../modules/users/users.presenter.js';
 import { keptBodies } from '../../perf/kept-bodies.js';
 import { NoContent, errorResponses } from '../shared/schemas.js';
@@ -43,6 +45,21 @@ const security = [{ bearer: [] }];
 
 // The serialized answer per user object (the token lookup hands out the same one while it holds).
 const userBodies = keptBodies<string>();
+
+/**
+ * A first-party SPA's own session (the cookie that authenticated it) and its remember-me
+ * device: what a password change from the SPA keeps, as the profile page keeps its browser.
+ */
+async function ownSession(app: FastifyInstance, request: FastifyRequest): Promise<KeptAccess> {
+  const raw = request.cookies[cookieName(app.config, SESSION_COOKIE)];
+  if (raw === undefined) return {};
+  const sessionId = raw.slice(0, raw.lastIndexOf('.'));
+  const data = await new Promise<Record<string, unknown> | null>((resolve) => {
+    app.services.sessions.get(sessionId, (error, session) => resolve(error || session == null ? null : (session as Record<string, unknown>)));
+  });
+  const selector = data?.rememberSelector;
+  return { sessionId, rememberSelector: typeof selector === 'string' ? selector : null };
+}
 
 export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -87,7 +104,10 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: USER_WRITE,
       schema: {
         summary: 'Change the password',
-        description: `Revokes every other token of the user; the calling token keeps working. ${NEEDS_USER_WRITE}`,
+        description:
+          'Ends every other way into the account: every browser session (site and panel), remember-me device and token of the ' +
+          'user, but the caller\'s own (the calling token, or the first-party SPA\'s own session). The same rules as the ' +
+          `profile page: 422 on current_password when wrong, 5 tries a minute per account and address, then 429. ${NEEDS_USER_WRITE}`,
         tags: ['user'],
         security,
         body: PasswordBody,
@@ -95,14 +115,12 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { current_password, password, password_confirmation } = request.body;
-      // The rules' messages are written here, in the caller's language (the error handler
-      // translates only the messages it writes itself).
-      const errors = checkNewPassword(password, password_confirmation, apiLocale(request));
-      if (Object.keys(errors).length > 0) throw new ValidationError(errors);
       const caller = request.caller!;
-      await app.services.users.changePassword(caller.user.id, current_password, password);
-      await app.services.tokens.revokeAll(caller.user.id, caller.tokenId ?? undefined);
+      const user = await app.services.users.findById(caller.user.id);
+      if (user === undefined) throw unauthenticated();
+      // The caller's own way in stays: its token, or the SPA's own session.
+      const keep = caller.tokenId !== null ? { tokenId: caller.tokenId } : await ownSession(app, request);
+      await app.services.auth.changePassword(user, request.body, apiLocale(request), request.ip, {}, keep);
       return reply.code(204).send(null);
     },
   );

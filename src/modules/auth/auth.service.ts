@@ -21,7 +21,7 @@ export const LOGIN_DECAY_SECONDS = 60;
 export const VERIFICATION_MAX_SENDS = 6;
 export const VERIFICATION_DECAY_SECONDS = 60;
 
-type SessionEnder = { destroyForUser(userId: number): Promise<void> };
+type SessionEnder = { destroyForUser(userId: number, exceptId?: string): Promise<void> };
 
 export type AuthDeps = {
   users: UserService;
@@ -40,8 +40,14 @@ export type AuthDeps = {
  */
 export type EmailChangeProof = { currentPassword: string | undefined; ip: string } | 'password-confirmed';
 
+/**
+ * What signing out everywhere leaves to the one who asked: its own browser session (and its
+ * remember-me device) or its own API token. Everything else of the user ends.
+ */
+export type KeptAccess = { sessionId?: string; rememberSelector?: string | null; tokenId?: number };
+
 export type Registration = { name: string; email: string; password: string; password_confirmation: string };
-export type PasswordChange = { current_password: string; password: string; password_confirmation: string };
+export type PasswordChange = { current_password: string; password: string; password_confirmation?: string | undefined };
 
 /**
  * Errors of several checks, keyed in the order the form shows its fields. Field names may come
@@ -166,16 +172,17 @@ export class AuthService {
   }
 
   /**
-   * Checks the current password and sets the new one, then signs the user out everywhere: every
-   * browser session, every remembered device and every API token (the API's own password change
-   * revokes the other tokens too). The caller logs the current browser back in with a new id.
+   * The one owner of a password change, for every face: checks the current password and sets
+   * the new one, then signs the user out everywhere (signOutEverywhere) but for what `keep` names:
+   * the API keeps the calling token, an SPA its own session; the profile page keeps nothing and
+   * logs the current browser back in with a new id.
    *
    * The current password is checked here, so the form is an oracle for it to whoever holds the
    * session (a borrowed or stolen one): throttled per user + IP like the login and the password
    * confirmation. Past LOGIN_MAX_ATTEMPTS tries in a window the answer is 429 and no password is
    * checked; a successful change clears the count.
    */
-  async changePassword(user: User, input: PasswordChange, locale: string, ip: string, earlier: FieldErrors = {}): Promise<void> {
+  async changePassword(user: User, input: PasswordChange, locale: string, ip: string, earlier: FieldErrors = {}, keep: KeptAccess = {}): Promise<void> {
     const key = `change-password|${user.id}|${ip}`;
     if (earlier.current_password === undefined) {
       const state = await this.deps.throttle.attempt(key, LOGIN_MAX_ATTEMPTS, LOGIN_DECAY_SECONDS);
@@ -198,14 +205,17 @@ export class AuthService {
       throw localized(error, locale);
     }
     await this.deps.throttle.clear(key);
-    await this.signOutEverywhere(user.id);
+    await this.signOutEverywhere(user.id, keep);
   }
 
-  /** Ends every session, remembered device and API token of the user. */
-  async signOutEverywhere(userId: number): Promise<void> {
-    await this.deps.sessions.destroyForUser(userId);
-    await this.deps.remember.forgetAll(userId);
-    await this.deps.tokens.revokeAll(userId);
+  /**
+   * Ends every session (site and panel), remembered device and API token of the user, but for
+   * what `keep` names (the caller's own).
+   */
+  async signOutEverywhere(userId: number, keep: KeptAccess = {}): Promise<void> {
+    await this.deps.sessions.destroyForUser(userId, keep.sessionId);
+    await this.deps.remember.forgetAllExcept(userId, keep.rememberSelector ?? null);
+    await this.deps.tokens.revokeAll(userId, keep.tokenId);
   }
 
   /** Mails a new verification link, at most VERIFICATION_MAX_SENDS a window per user. */

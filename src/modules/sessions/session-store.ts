@@ -80,12 +80,11 @@ export class DbSessionStore {
       .then(() => callback(), callback);
   }
 
-  /** Ends every browser session of the user (site and panel). */
-  async destroyForUser(userId: number): Promise<void> {
-    await this.db.kysely
-      .deleteFrom('sessions')
-      .where((eb) => eb.or([eb('user_id', '=', userId), eb('admin_user_id', '=', userId)]))
-      .execute();
+  /** Ends every browser session of the user (site and panel), but `exceptId` when given. */
+  async destroyForUser(userId: number, exceptId?: string): Promise<void> {
+    let query = this.db.kysely.deleteFrom('sessions').where((eb) => eb.or([eb('user_id', '=', userId), eb('admin_user_id', '=', userId)]));
+    if (exceptId !== undefined) query = query.where('id', '!=', exceptId);
+    await query.execute();
   }
 
   /** Deletes expired sessions (idle or past their absolute lifetime); returns how many. */
