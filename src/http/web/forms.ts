@@ -5,9 +5,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { wantsJson } from '../../plugins/web-guard.js';
 import { field, localeFor, refusal } from '../shared/forms.js';
 
-// The page first asked for before login, as every sign-in ends (http/shared/sign-in.ts).
-export { takeIntended } from '../shared/sign-in.js';
-
 export type FormPage = {
   template: string;
   /** Fields whose typed values are shown again; passwords never are. */

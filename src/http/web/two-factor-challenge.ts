@@ -9,7 +9,7 @@ import { CHALLENGE_PATHS, answerSignIn, finishSignIn, signInContext } from '../s
 import { ChallengeBody, assertChallengeInput, challengeGone, challengeInput, recoveryMode } from '../shared/two-factor-challenge.js';
 import { submit } from './forms.js';
 
-export const CHALLENGE_PATH = CHALLENGE_PATHS.site;
+const CHALLENGE_PATH = CHALLENGE_PATHS.site;
 
 export async function twoFactorChallengeRoutes(app: FastifyInstance): Promise<void> {
   const page = (request: FastifyRequest) => ({ template: 'auth/two-factor-challenge', keep: [], data: { recovery: recoveryMode(request) } });
