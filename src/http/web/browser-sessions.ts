@@ -63,7 +63,8 @@ export async function browserSessionRoutes(app: FastifyInstance): Promise<void> 
   });
 
   app.post('/user/sessions/others', guarded, async (request, reply) => {
-    await sessions.endOthers(request.siteUser!.id, sessionId(request), request.session.rememberSelector ?? rememberSelectorOf(request));
+    // The account's owner of "sign out everywhere" (AuthService): pending changes go too.
+    await app.services.auth.signOutOtherBrowsers(request.siteUser!.id, { sessionId: sessionId(request), rememberSelector: request.session.rememberSelector ?? rememberSelectorOf(request) });
     return done(request, reply, PAGE, t(localeFor(app, request), 'sessions.others_ended'));
   });
 }

@@ -17,6 +17,7 @@ import { FallbackThrottleStore, type ThrottleLogger } from '../throttle/fallback
 import { RedisThrottleStore } from '../throttle/redis-store.js';
 import { MemoryThrottleStore, Throttle, type ThrottleStore } from '../throttle/throttle.js';
 import type { TokenService } from '../tokens/tokens.service.js';
+import type { TwoFactorService } from '../two-factor/two-factor.service.js';
 import type { UserService } from '../users/users.service.js';
 import { EmailVerificationService } from '../verification/verification.service.js';
 import { AuthService } from './auth.service.js';
@@ -73,8 +74,10 @@ function throttleStoreFor(db: Db, config: Config, redis: Redis | null, logger: T
 
 type Core = {
   users: UserService;
+  /** Signing out everywhere drops an unconfirmed two-factor set-up. */
+  twoFactor: TwoFactorService;
   tokens: TokenService;
-  sessions: { destroyForUser(userId: number): Promise<void> };
+  sessions: { destroyForUser(userId: number, exceptId?: string): Promise<void> };
   audit: AuditService;
   /** The site settings: mails sign with the site's name. */
   settings: SiteSource;

@@ -15,6 +15,7 @@ import type { TokenService } from '../tokens/tokens.service.js';
 import type { UserService } from '../users/users.service.js';
 import type { EmailVerificationService } from '../verification/verification.service.js';
 import type { EmailChangeService } from '../email-change/email-change.service.js';
+import type { TwoFactorService } from '../two-factor/two-factor.service.js';
 
 export const LOGIN_MAX_ATTEMPTS = 5;
 export const LOGIN_DECAY_SECONDS = 60;
@@ -32,6 +33,7 @@ export type AuthDeps = {
   throttle: Throttle;
   verification: EmailVerificationService;
   emailChanges: Pick<EmailChangeService, 'request' | 'pending' | 'withdraw'>;
+  twoFactor: Pick<TwoFactorService, 'discardPendingSetup'>;
 };
 
 /**
@@ -210,12 +212,32 @@ export class AuthService {
 
   /**
    * Ends every session (site and panel), remembered device and API token of the user, but for
-   * what `keep` names (the caller's own).
+   * what `keep` names (the caller's own). What was started under the old credentials goes too:
+   * a pending email change and an unconfirmed two-factor set-up. Whoever started them may be the
+   * one being shut out, and a link or a secret must not outlive the sessions that asked for it.
    */
   async signOutEverywhere(userId: number, keep: KeptAccess = {}): Promise<void> {
     await this.deps.sessions.destroyForUser(userId, keep.sessionId);
     await this.deps.remember.forgetAllExcept(userId, keep.rememberSelector ?? null);
     await this.deps.tokens.revokeAll(userId, keep.tokenId);
+    await this.dropPendingChanges(userId);
+  }
+
+  /**
+   * "Log out other browser sessions" (the security page): every other site and panel session
+   * and remembered device ends; API tokens stay (their own page revokes them). Pending changes
+   * go, as with any sign-out everywhere.
+   */
+  async signOutOtherBrowsers(userId: number, keep: { sessionId: string; rememberSelector: string | null }): Promise<void> {
+    await this.deps.sessions.destroyForUser(userId, keep.sessionId);
+    await this.deps.remember.forgetAllExcept(userId, keep.rememberSelector);
+    await this.dropPendingChanges(userId);
+  }
+
+  // The pending email change and the two-factor set-up not yet confirmed.
+  private async dropPendingChanges(userId: number): Promise<void> {
+    await this.deps.emailChanges.withdraw(userId);
+    await this.deps.twoFactor.discardPendingSetup(userId);
   }
 
   /** Mails a new verification link, at most VERIFICATION_MAX_SENDS a window per user. */

@@ -1,7 +1,7 @@
 // A user's browser sessions as the security page shows them (Jetstream's "Browser Sessions"):
 // each active site session with its device, address and last activity, and the means to end one
-// or all the others. Ending a session also forgets its device's remember-me token, or the cookie
-// would log that browser straight back in.
+// (all the others: AuthService.signOutOtherBrowsers). Ending a session also forgets its device's
+// remember-me token, or the cookie would log that browser straight back in.
 //
 // Sessions are named by a handle, the SHA-256 of their id, never by the id itself: the page
 // must not print the secret half of another browser's cookie.
@@ -37,7 +37,7 @@ function rememberSelectorIn(payload: string): string | null {
 export class BrowserSessionService {
   constructor(
     private readonly db: Db,
-    private readonly remember: Pick<RememberService, 'forgetSelectors' | 'forgetAllExcept'>,
+    private readonly remember: Pick<RememberService, 'forgetSelectors'>,
     /** Minutes after its creation that a session ends however active (as the store has it); 0 = no limit. */
     private readonly absoluteMinutes = 0,
     private readonly clock: () => number = Date.now,
@@ -69,21 +69,6 @@ export class BrowserSessionService {
     const selector = rememberSelectorIn(row.payload);
     if (selector !== null) await this.remember.forgetSelectors(userId, [selector]);
     return true;
-  }
-
-  /**
-   * Ends every other session of the user (site and panel), and forgets every remember-me token
-   * but this device's: a remembered browser whose session had merely expired is logged out too.
-   * Returns how many sessions ended.
-   */
-  async endOthers(userId: number, currentId: string, currentSelector: string | null): Promise<number> {
-    const result = await this.db.kysely
-      .deleteFrom('sessions')
-      .where((eb) => eb.or([eb('user_id', '=', userId), eb('admin_user_id', '=', userId)]))
-      .where('id', '!=', currentId)
-      .executeTakeFirst();
-    await this.remember.forgetAllExcept(userId, currentSelector);
-    return Number(result.numDeletedRows);
   }
 
   private active(userId: number) {

@@ -125,6 +125,21 @@ export class TwoFactorService {
     return Number(result.numUpdatedRows) === 1 ? codes : null;
   }
 
+  /**
+   * Drops a set-up under way (a secret stored, never confirmed); a two-factor sign-in that is on
+   * stays. Signing out everywhere calls it: the secret must not outlive the sessions that could
+   * read it.
+   */
+  async discardPendingSetup(userId: number): Promise<void> {
+    await this.db.kysely
+      .updateTable('users')
+      .set({ two_factor_secret: null, two_factor_recovery_codes: null, two_factor_last_step: null })
+      .where('id', '=', userId)
+      .where('two_factor_secret', 'is not', null)
+      .where('two_factor_confirmed_at', 'is', null)
+      .execute();
+  }
+
   /** Turns two-factor sign-in off: secret and recovery codes are deleted. */
   async disable(userId: number): Promise<void> {
     await this.db.kysely
