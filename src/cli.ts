@@ -12,7 +12,7 @@ import { keyGenerate } from './cli/key.js';
 import { parse } from './cli/parse.js';
 import { Runtime, type CliContext } from './cli/runtime.js';
 import { tokensPrune } from './cli/tokens.js';
-import { adminCreate, adminDemote, adminPromote, userCreate } from './cli/users.js';
+import { adminCreate, adminDemote, adminPromote, userCreate, userDelete } from './cli/users.js';
 import { twoFactorReset } from './cli/two-factor.js';
 
 export type { CliContext } from './cli/runtime.js';
@@ -22,6 +22,7 @@ const commands: Readonly<Record<string, Command>> = {
   'db:migrate': migrate,
   'db:seed': seed,
   'user:create': userCreate,
+  'user:delete': userDelete,
   'admin:create': adminCreate,
   'admin:promote': adminPromote,
   'admin:demote': adminDemote,

@@ -2,6 +2,7 @@
 // the pages, the admin panel and the CLI all go through these.
 import type { Config } from './config.js';
 import type { Db } from './db/connect.js';
+import { AccountDeletionService } from './modules/account-deletion/account-deletion.service.js';
 import { AdminService } from './modules/admin/admin.service.js';
 import { AuditService } from './modules/audit/audit.service.js';
 import { createAccountServices, type AccountServiceOptions, type AccountServices } from './modules/auth/account-services.js';
@@ -30,6 +31,8 @@ export type Services = AccountServices & {
   identities: IdentityService;
   /** The one sign-in pipeline, after any method (password, passkey, the code step, a provider). */
   signIn: SignInService;
+  /** Deleting an account, the same rows from every face. */
+  accountDeletion: AccountDeletionService;
 };
 
 export function createServices(db: Db, config: Config, options: AccountServiceOptions = {}): Services {
@@ -44,9 +47,11 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
     twoFactor: new TwoFactorService(db, config.appKey, config.appName),
     identities: new IdentityService(db),
   };
-  const admin = new AdminService(db, config, core);
+  // One deletion of an account for the security page, the panel and the CLI.
+  const accountDeletion = new AccountDeletionService(db, core.audit);
+  const admin = new AdminService(db, config, { ...core, accountDeletion });
   const passkeys = new PasskeyService(db, config);
   const accounts = createAccountServices(db, config, core, options);
   const signIn = new SignInService({ ...core, passkeys, throttle: accounts.throttle, newDevices: accounts.newDevices, apiAttempts: config.loginRateLimit });
-  return { ...core, admin, passkeys, ...accounts, signIn };
+  return { ...core, admin, passkeys, ...accounts, signIn, accountDeletion };
 }

@@ -1,4 +1,5 @@
-// Account commands: create a user or an administrator, give or take administrator rights. The
+// Account commands: create a user or an administrator, give or take administrator rights, delete
+// a user (the same deletion as the security page's and the panel's). The
 // fields are checked with the API's rules and messages. Each change leaves one line in the panel's
 // audit log naming the command line (and the OS user) as the actor; a refused command leaves none.
 import { Type } from '@sinclair/typebox';
@@ -134,4 +135,35 @@ export const adminDemote: Command = {
   options: [],
   positionals: ['EMAIL'],
   run: (args, rt) => setAdmin(rt, args, false),
+};
+
+export const userDelete: Command = {
+  summary: 'Delete a user account',
+  usage: 'EMAIL [--yes]',
+  description: [
+    'Deletes the account and every way into it (sessions, API tokens, remember-me devices,',
+    'passkeys, provider links, a pending email change or password reset), as the security page',
+    'and the panel do; the posts stay, without an author. Asks first on a terminal; --yes does',
+    'not (and is required when stdin is not a terminal).',
+  ],
+  options: [{ name: 'yes', type: 'boolean', description: 'Delete without asking' }],
+  positionals: ['EMAIL'],
+  async run(args, rt) {
+    const email = args.positionals[0] ?? '';
+    if (email === '') throw usageError('Missing EMAIL.', 'user:delete');
+    const services = rt.services();
+    const user = await services.users.findByEmail(email);
+    if (user === undefined) throw new CliError(`No user has the email ${email}.`);
+    if (args.values.yes !== true) {
+      if (!rt.interactive) throw usageError('Add --yes to delete without a terminal to ask on.', 'user:delete');
+      const answer = (await rt.ask(`Delete ${user.name} <${user.email}> and everything that signs them in? [y/N] `)).trim().toLowerCase();
+      if (answer !== 'y' && answer !== 'yes') {
+        rt.out('Nothing deleted.');
+        return;
+      }
+    }
+    await services.accountDeletion.erase(user);
+    await services.audit.record(commandLineActor(), 'user.deleted', { type: 'user', id: user.id, label: user.email });
+    rt.out(`Deleted user #${user.id} ${user.name} <${user.email}>.`);
+  },
 };

@@ -3,7 +3,6 @@
 // it go (modules/account-deletion), the audit log keeps the event, and this browser is logged
 // out and sent home.
 import type { FastifyInstance } from 'fastify';
-import { AccountDeletionService } from '../../modules/account-deletion/account-deletion.service.js';
 import { t } from '../../modules/i18n/translator.js';
 import { done, localeFor } from '../shared/forms.js';
 import { requirePasswordConfirmed } from './confirm-password.js';
@@ -11,8 +10,6 @@ import { forgetDevice } from './remember.js';
 import { addSecuritySection, currentUser } from './security.js';
 
 export async function accountDeleteRoutes(app: FastifyInstance): Promise<void> {
-  const deletion = new AccountDeletionService(app.db, app.services.audit);
-
   addSecuritySection(app, { order: 90, template: '/security/delete-account', load: async () => ({}) });
 
   // The confirmation page: the section links here, the password is asked for on the way.
@@ -22,7 +19,7 @@ export async function accountDeleteRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/user/delete', { config: { auth: 'verified' }, preHandler: requirePasswordConfirmed(app) }, async (request, reply) => {
     const locale = localeFor(app, request);
-    await deletion.delete(await currentUser(app, request), request.ip);
+    await app.services.accountDeletion.deleteOwnAccount(await currentUser(app, request), request.ip);
     await forgetDevice(app, request, reply);
     // The old session row went with the account; a fresh one, with no user, carries the status
     // message to the home page.

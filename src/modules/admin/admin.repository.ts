@@ -102,11 +102,6 @@ export async function listUsers(db: Q, query: UserQuery, limit: number, offset: 
   return rows.map((row) => ({ ...row, is_admin: Number(row.is_admin), token_count: Number(row.token_count ?? 0) }));
 }
 
-export async function deleteUser(db: Q, id: number): Promise<boolean> {
-  const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
-}
-
 // ---- posts ------------------------------------------------------------------------------------
 
 export const POST_SORTS = ['title', 'status', 'locale', 'published_at', 'updated_at', 'created_at'] as const;

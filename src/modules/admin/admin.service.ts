@@ -7,6 +7,7 @@ import type { Db } from '../../db/connect.js';
 import { writeTransaction } from '../../db/connect.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Post, SettingRow, User } from '../../db/types.js';
+import type { AccountDeletionService } from '../account-deletion/account-deletion.service.js';
 import type { Acting, AuditService } from '../audit/audit.service.js';
 import { checkNewPassword } from '../passwords/policy.js';
 import type { PostForm, PostInput, PostService } from '../posts/posts.service.js';
@@ -23,7 +24,6 @@ import {
   countPostsMatching,
   countTokens,
   countUsers,
-  deleteUser,
   findPostById,
   findSetting,
   findTokenById,
@@ -67,6 +67,8 @@ export type AdminDeps = {
   tokens: Pick<TokenService, 'revoke' | 'revokeAll'>;
   settings: Pick<SettingsService, 'put' | 'remove'>;
   audit: Pick<AuditService, 'recordBy'>;
+  /** The one deletion of an account (the security page's and the CLI's too). */
+  accountDeletion: Pick<AccountDeletionService, 'erase'>;
 };
 
 /** The names of the fields whose value differs between two versions of a post. */
@@ -170,10 +172,14 @@ export class AdminService {
     }
   }
 
-  /** Deletes an account; its tokens and sessions go with it (foreign keys), its posts stay. */
+  /**
+   * Deletes an account through the one deletion (AccountDeletionService.erase: every way in, the
+   * password-reset row, the account; its posts stay), behind the panel's rule (never oneself)
+   * and with the panel's audit line.
+   */
   async deleteUser(by: Acting, target: Pick<User, 'id' | 'email'>): Promise<void> {
     if (target.id === by.actor.id) throw new AppError(403, RULES.cannotDeleteSelf);
-    await deleteUser(this.db.kysely, target.id);
+    await this.deps.accountDeletion.erase(target);
     await this.deps.audit.recordBy(by, 'user.deleted', { type: 'user', id: target.id, label: target.email });
   }
 
