@@ -49,9 +49,9 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
   };
   // One deletion of an account for the security page, the panel and the CLI.
   const accountDeletion = new AccountDeletionService(db, core.audit);
-  const admin = new AdminService(db, config, { ...core, accountDeletion });
-  const passkeys = new PasskeyService(db, config);
   const accounts = createAccountServices(db, config, core, options);
+  const admin = new AdminService(db, config, { ...core, accountDeletion, emailChanges: accounts.emailChanges });
+  const passkeys = new PasskeyService(db, config);
   const signIn = new SignInService({ ...core, passkeys, throttle: accounts.throttle, newDevices: accounts.newDevices, apiAttempts: config.loginRateLimit });
   return { ...core, admin, passkeys, ...accounts, signIn, accountDeletion };
 }

@@ -106,3 +106,67 @@ describe('deleting a user removes the same rows from every face', () => {
     assert.equal((await leftovers(user)).users, 1);
   });
 });
+
+// An administrator editing another account's email is an administrative act (as in Filament's
+// user resource): the address changes at once, the audit line names the field, and whatever was
+// pending for the account (an email change started by its owner) is dropped, so an older link
+// cannot undo the administrator's change.
+describe('the panel changes an email at once, audited, dropping pending changes', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildTestApp({ LOG_LEVEL: 'error' });
+  });
+  after(() => t.close());
+
+  it('sets the new address, writes user.updated with the email field, and the owner\'s pending change is gone', async () => {
+    const user = await createUser(t.app, { email: 'panel-target@example.com', password: PASSWORD });
+    const fresh = (await t.app.services.users.findById(user.id))!;
+    await t.app.services.emailChanges.request(fresh, 'owner-choice@example.com', 'en');
+    const { client } = await signedInAdmin(t);
+    const response = await client.submit(`/admin/users/${user.id}/edit`, `/admin/users/${user.id}`, { name: user.name, email: 'admin-choice@example.com', verified: '1' });
+    assert.equal(response.statusCode, 303, response.body);
+    assert.equal((await t.app.services.users.findById(user.id))?.email, 'admin-choice@example.com');
+    assert.equal(await t.app.services.emailChanges.pending(user.id), null, 'the older pending change is dropped');
+    const line = (await auditRows(t))[0];
+    assert.equal(line?.action, 'user.updated');
+    assert.deepEqual(JSON.parse(line?.details ?? '{}'), { fields: ['email'] });
+  });
+});
+
+// A first password for an account made through a provider (no password yet): the domain's
+// AuthService.setFirstPassword, with the password rules; it never replaces a password.
+describe('setFirstPassword', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildTestApp({ LOG_LEVEL: 'error' });
+  });
+  after(() => t.close());
+
+  const passwordless = async () => {
+    const user = await createUser(t.app, { password: PASSWORD });
+    await t.db.kysely.updateTable('users').set({ password: null }).where('id', '=', user.id).execute();
+    return (await t.app.services.users.findById(user.id))!;
+  };
+
+  it('gives a password to an account without one, and the password then signs in', async () => {
+    const user = await passwordless();
+    assert.equal(await t.app.services.auth.setFirstPassword(user, 'a first password 7', 'a first password 7', 'en'), true);
+    assert.notEqual(await t.app.services.users.attempt(user.email, 'a first password 7'), null);
+  });
+
+  it('refuses a password that breaks the rules, with the rules\' messages, and sets nothing', async () => {
+    const user = await passwordless();
+    await assert.rejects(t.app.services.auth.setFirstPassword(user, 'short', 'short', 'en'), (error: Error & { errors?: Record<string, string[]> }) => {
+      assert.deepEqual(error.errors, { password: ['The password field must be at least 8 characters.'] });
+      return true;
+    });
+    assert.equal((await t.app.services.users.findById(user.id))?.password, null);
+  });
+
+  it('never replaces an existing password (that is a change, with its own rules)', async () => {
+    const user = await createUser(t.app, { password: PASSWORD });
+    const row = (await t.app.services.users.findById(user.id))!;
+    assert.equal(await t.app.services.auth.setFirstPassword(row, 'a takeover password 9', 'a takeover password 9', 'en'), false);
+    assert.notEqual(await t.app.services.users.attempt(user.email, PASSWORD), null);
+  });
+});

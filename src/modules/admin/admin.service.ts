@@ -9,6 +9,7 @@ import { isUniqueViolation } from '../../db/errors.js';
 import type { Post, SettingRow, User } from '../../db/types.js';
 import type { AccountDeletionService } from '../account-deletion/account-deletion.service.js';
 import type { Acting, AuditService } from '../audit/audit.service.js';
+import type { EmailChangeService } from '../email-change/email-change.service.js';
 import { checkNewPassword } from '../passwords/policy.js';
 import type { PostForm, PostInput, PostService } from '../posts/posts.service.js';
 import type { PostWithAuthor } from '../posts/posts.repository.js';
@@ -69,6 +70,8 @@ export type AdminDeps = {
   audit: Pick<AuditService, 'recordBy'>;
   /** The one deletion of an account (the security page's and the CLI's too). */
   accountDeletion: Pick<AccountDeletionService, 'erase'>;
+  /** An address set by an administrator drops the owner's pending change. */
+  emailChanges: Pick<EmailChangeService, 'withdraw'>;
 };
 
 /** The names of the fields whose value differs between two versions of a post. */
@@ -142,6 +145,9 @@ export class AdminService {
    */
   async updateUser(by: Acting, target: User, changes: UserChanges): Promise<User> {
     const user = await this.saveUser(by.actor, target, changes);
+    // An administrator's address is an administrative act: at once, audited, and the owner's
+    // pending change goes, so an older link cannot undo it.
+    if (user.fields.includes('email')) await this.deps.emailChanges.withdraw(target.id);
     if (user.fields.length > 0) await this.deps.audit.recordBy(by, 'user.updated', { type: 'user', id: user.user.id, label: user.user.email }, { fields: user.fields });
     return user.user;
   }

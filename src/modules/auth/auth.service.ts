@@ -211,6 +211,18 @@ export class AuthService {
   }
 
   /**
+   * The one owner of a first password, for an account made through a provider (no password
+   * yet): the password rules, then a write that can never replace a password (that is a change:
+   * changePassword, with the current password and every other session ended). False when the
+   * account already has one. Nothing else ends: no credential anyone knew has changed.
+   */
+  async setFirstPassword(user: Pick<User, 'id'>, password: string, confirmation: string | undefined, locale: string): Promise<boolean> {
+    const errors = checkNewPassword(password, confirmation, locale);
+    if (hasErrors(errors)) throw new ValidationError(errors);
+    return this.deps.users.setFirstPassword(user.id, password);
+  }
+
+  /**
    * Ends every session (site and panel), remembered device and API token of the user, but for
    * what `keep` names (the caller's own). What was started under the old credentials goes too:
    * a pending email change and an unconfirmed two-factor set-up. Whoever started them may be the

@@ -93,6 +93,20 @@ export class UserService {
     await this.setPassword(userId, newPassword);
   }
 
+  /**
+   * Stores a first password for an account that has none (made through a provider). The update
+   * is conditional, so it can never replace a password: false when the account already has one.
+   */
+  async setFirstPassword(userId: number, newPassword: string): Promise<boolean> {
+    const result = await this.db.kysely
+      .updateTable('users')
+      .set({ password: await hashPassword(newPassword), updated_at: new Date().toISOString() })
+      .where('id', '=', userId)
+      .where('password', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
   /** Stores a new password hash and forgets the remember-me token. */
   async setPassword(userId: number, newPassword: string): Promise<void> {
     await updateUser(this.db.kysely, userId, {
