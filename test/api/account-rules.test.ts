@@ -118,6 +118,16 @@ describe('account rules through the API', () => {
       assert.equal(await pendingRow(user.id), undefined);
     });
 
+    it('counts the tries of an IPv6 client by its /64: another address of the same network is still throttled', async () => {
+      const user = await newUser();
+      const token = await issueToken(t.app, user.email, PASSWORD);
+      const from = (address: string, current_password: string) =>
+        t.app.inject({ method: 'PUT', url: '/api/user', headers: bearer(token), payload: { email: `v6-${user.email}`, current_password }, remoteAddress: address });
+      for (let i = 0; i < 5; i += 1) assert.equal((await from(`2001:db8:1:2::${i + 1}`, `wrong ${i}`)).statusCode, 422);
+      assert.equal((await from('2001:db8:1:2::99', PASSWORD)).statusCode, 429);
+      assert.equal((await from('2001:db8:1:3::1', PASSWORD)).statusCode, 202, 'another network is not limited');
+    });
+
     it('asks a first-party SPA session for the password too, and only records a pending change', async () => {
       const user = await newUser();
       const headers = await spaSession(user.id);

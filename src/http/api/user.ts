@@ -1,4 +1,5 @@
 // GET /api/user, PUT /api/user, PUT /api/user/password.
+import { normalizeIP } from '@fastify/rate-limit';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -91,7 +92,8 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { name, email, current_password } = request.body;
       const user = await app.services.users.findById(request.caller!.user.id);
       if (user === undefined) throw unauthenticated();
-      const proof = { currentPassword: current_password, ip: request.ip };
+      // Password tries count per account + client (an IPv6 client by its /64, as the sign-in's).
+      const proof = { currentPassword: current_password, ip: normalizeIP(request.ip) };
       const result = await app.services.auth.updateProfile(user, { name, email }, apiLocale(request), proof);
       if (!result.emailChangeStarted || result.pendingEmail === null) return presentUser(result.user);
       return reply.code(202).send({ ...presentUser(result.user), pending_email: result.pendingEmail });
@@ -120,7 +122,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (user === undefined) throw unauthenticated();
       // The caller's own way in stays: its token, or the SPA's own session.
       const keep = caller.tokenId !== null ? { tokenId: caller.tokenId } : await ownSession(app, request);
-      await app.services.auth.changePassword(user, request.body, apiLocale(request), request.ip, {}, keep);
+      await app.services.auth.changePassword(user, request.body, apiLocale(request), normalizeIP(request.ip), {}, keep);
       return reply.code(204).send(null);
     },
   );
