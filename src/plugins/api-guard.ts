@@ -4,29 +4,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import fp from 'fastify-plugin';
 import { then } from '../lib/maybe-promise.js';
 import { can } from '../modules/tokens/abilities.js';
-import { parseBearer, type TokenCredentials } from '../modules/tokens/token-string.js';
+import { parseBearer } from '../modules/tokens/token-string.js';
 import { forbidden, unauthenticated } from '../modules/shared/errors.js';
-import type { ApiCaller, RouteAuth } from './types.js';
-
-/**
- * A hook that resolves the caller some other way (first-party session cookies); null if none.
- * Resolvers are asked only when a request carries a Cookie header and no Authorization header.
- */
-export type CallerResolver = (request: FastifyRequest, reply: FastifyReply) => Promise<ApiCaller | null>;
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Resolvers tried, in order, when a request carries no bearer token. */
-    apiCallerResolvers: CallerResolver[];
-  }
-  interface FastifyRequest {
-    /**
-     * The bearer token of an /api request, parsed once, first thing (the rate limit buckets by
-     * its id): null without an Authorization header, 'invalid' for another scheme or a malformed token.
-     */
-    credentials: TokenCredentials | 'invalid' | null;
-  }
-}
+import type { ApiCaller, CallerResolver, RouteAuth } from './types.js';
 
 export const apiGuardPlugin = fp(async (app: FastifyInstance) => {
   app.decorateRequest('caller', null);

@@ -11,8 +11,8 @@ import { t } from '../modules/i18n/translator.js';
 import type { ErrorBody } from '../http/shared/schemas.js';
 import { formatValidationErrors } from '../http/shared/validation.js';
 import { localeOf } from './views.js';
+import type { ErrorPageRenderer } from './types.js';
 import { wantsJson } from './web-guard.js';
-
 
 const GENERIC: Record<number, string> = {
   400: 'The request could not be understood.',
@@ -117,15 +117,6 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
   if (api) varyOnLanguage(reply);
   if (api || wantsJson(request)) void reply.code(status).send(body);
   else void reply.code(status).type('text/plain; charset=utf-8').send(body.message);
-}
-
-export type ErrorPageRenderer = (request: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody) => unknown;
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Renders a browser error page; the web layer replaces the plain default. */
-    renderErrorPage: ErrorPageRenderer;
-  }
 }
 
 export const errorsPlugin = fp(async (app: FastifyInstance) => {

@@ -22,13 +22,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { symbols } from 'pino';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The user a sign-in on this request has just authenticated (for the request's log line). */
-    logUser: number | null;
-  }
-}
-
 type PinoInternals = {
   /** The root logger's bindings, serialized: `,"pid":…,"hostname":"…"`. */
   [symbols.chindingsSym]: string;

@@ -38,25 +38,6 @@ export function cookieScope(config: CookieConfig): { path: '/'; secure: boolean;
   return config.sessionDomain === null ? scope : { ...scope, domain: config.sessionDomain };
 }
 
-declare module 'fastify' {
-  interface Session {
-    /** The user logged in on the site (browser guard). */
-    userId?: number;
-    /** The user logged in on the admin panel (its own guard). */
-    adminUserId?: number;
-    /** Where to go after login (the page first asked for). */
-    intended?: string;
-    /** One-request messages: status text and form errors with old input. */
-    flash?: Record<string, unknown>;
-    _csrf?: string;
-    /** The address and browser the session was last used from (the security page's session list). */
-    ip?: string;
-    userAgent?: string;
-    /** The selector of this device's remember-me token: ending the session forgets it too. */
-    rememberSelector?: string;
-  }
-}
-
 // Lives in modules/ so that services (signed links) derive keys without importing Fastify.
 export { deriveKey } from '../modules/shared/keys.js';
 

@@ -1,8 +1,19 @@
-// What the app adds to Fastify's types: the shared objects, the per-route guard declaration
-// and the authenticated caller.
+// The request and session contract: everything the app adds to Fastify's types — the shared
+// objects, the route declarations, what a request carries once the plugins have run, what a
+// reply can do, and every key a browser session may hold — declared here and nowhere else
+// (test/unit/layout.test.ts refuses a `declare module 'fastify'` in any other file). A new
+// session key or request field is added here, with the reason it exists.
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
+import type { User } from '../db/types.js';
+import type { ErrorBody } from '../http/shared/schemas.js';
+import type { TwoFactorChallenge } from '../modules/auth/two-factor-challenge.js';
+import type { PendingAuthorization } from '../modules/oidc/oidc.service.js';
+import type { PendingChallenge } from '../modules/passkeys/passkeys.service.js';
+import type { SiteSettings } from '../modules/settings/site.js';
 import type { Ability } from '../modules/tokens/abilities.js';
+import type { TokenCredentials } from '../modules/tokens/token-string.js';
 import type { AuthUser } from '../modules/users/auth-user.js';
 import type { Services } from '../services.js';
 
@@ -32,11 +43,64 @@ export type ApiCaller = Readonly<{
   abilities: readonly string[];
 }>;
 
+/**
+ * A hook that resolves an API caller some other way (first-party session cookies); null if none.
+ * Resolvers are asked only when a request carries a Cookie header and no Authorization header.
+ */
+export type CallerResolver = (request: FastifyRequest, reply: FastifyReply) => Promise<ApiCaller | null>;
+
+/** Tried when the site session has no logged-in user (the remember-me cookie); null if none. */
+export type SiteUserResolver = (request: FastifyRequest, reply: FastifyReply) => Promise<User | null>;
+
+/** Renders a browser error page for a status and its envelope. */
+export type ErrorPageRenderer = (request: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody) => unknown;
+
+/** A section of the security page, added by the route file of its feature (addSecuritySection). */
+export type SecuritySection = {
+  /** Position on the page: lower first. */
+  order: number;
+  /** The partial that renders it (a template under src/views). */
+  template: string;
+  /** What the partial needs, for this user and request. */
+  load(request: FastifyRequest, user: User): Promise<Record<string, unknown>>;
+};
+
+/** Another way to confirm on the password confirmation page (a passkey, a provider). */
+export type ConfirmExtra = { template: string; load(request: FastifyRequest): Promise<Record<string, unknown> | null> };
+
+/** What a provider round trip is for: signing in (or up), linking to the signed-in account, confirming it. */
+export type OidcIntent = 'login' | 'link' | 'confirm';
+
+/** The session's side of a pending provider authorization: what it is for, and for whom. */
+export type PendingOidc = PendingAuthorization & {
+  intent: OidcIntent;
+  /** The signed-in user a link or a confirmation is for. */
+  userId: number | null;
+  /** A page of a first-party SPA's origin to land on after signing in (SANCTUM_STATEFUL_DOMAINS). */
+  returnTo: string | null;
+  startedAt: number;
+};
+
+/** New recovery codes on their way to the one page that shows them (sealed: sessions are stored rows). */
+type SealedCodes = { userId: number; sealed: string; at: number; shown: boolean };
+
 declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
     db: Db;
     services: Services;
+    /** API callers without a bearer token, resolved in order (plugins/stateful.ts adds the SPA's). */
+    apiCallerResolvers: CallerResolver[];
+    /** Tried in order when the session has no logged-in user (e.g. the remember-me cookie). */
+    siteUserFallbacks: SiteUserResolver[];
+    /** Logs the user in on the site: new session id (no fixation), user id stored. */
+    loginSite(request: FastifyRequest, user: Pick<User, 'id'>): Promise<void>;
+    /** Renders a browser error page; the views plugin replaces the plain default of plugins/errors.ts. */
+    renderErrorPage: ErrorPageRenderer;
+    /** The security page's sections (http/web/security.ts), filled by the feature route files. */
+    securitySections: SecuritySection[];
+    /** The confirmation page's other ways to confirm (addConfirmExtra), filled by the feature route files. */
+    confirmExtras: ConfirmExtra[];
   }
   interface FastifyContextConfig {
     auth?: RouteAuth;
@@ -48,6 +112,61 @@ declare module 'fastify' {
     spa?: boolean;
   }
   interface FastifyRequest {
+    /** The caller of an /api route once its guard admitted it (token or first-party session). */
     caller: ApiCaller | null;
+    /**
+     * The bearer token of an /api request, parsed once, first thing (the rate limit buckets by
+     * its id): null without an Authorization header, 'invalid' for another scheme or a malformed token.
+     */
+    credentials: TokenCredentials | 'invalid' | null;
+    /** The user of the site session, resolved by the web guard (null when logged out). */
+    siteUser: { id: number; name: string; email: string; email_verified_at: string | null; is_admin: number } | null;
+    /** The saved locale of the logged-in user, when there is one. */
+    siteUserLocale?: string;
+    /** The user of the panel session, resolved by the admin guard. */
+    adminUser: User | null;
+    /** The site settings as this request read them (views.ts siteFor); null until read. */
+    site: SiteSettings | null;
+    /** The user a sign-in on this request has just authenticated (for the request's log line). */
+    logUser: number | null;
+  }
+  interface FastifyReply {
+    /** Renders `template` inside the site layout with the page context; status 200 unless given. */
+    page(template: string, data?: Record<string, unknown>, status?: number): FastifyReply;
+  }
+  /** Every key a browser session may hold (stored as JSON in the sessions table). */
+  interface Session {
+    /** The user logged in on the site (browser guard). */
+    userId?: number;
+    /** The user logged in on the admin panel (its own guard). */
+    adminUserId?: number;
+    /** Where to go after login (the page first asked for). */
+    intended?: string;
+    /** One-request messages: status text and form errors with old input. */
+    flash?: Record<string, unknown>;
+    _csrf?: string;
+    /** The address and browser the session was last used from (the security page's session list). */
+    ip?: string;
+    userAgent?: string;
+    /** The selector of this device's remember-me token: ending the session forgets it too. */
+    rememberSelector?: string;
+    /** A sign-in waiting for its second factor (never the password, never a signed-in user). */
+    twoFactorChallenge?: TwoFactorChallenge;
+    /** When the password (or a passkey, or a provider) was last confirmed on the site, ms since the epoch. */
+    passwordConfirmedAt?: number;
+    /** Where to go once confirmed. */
+    confirmIntended?: string;
+    /** The panel's password confirmation: which administrator, and when (ms since the epoch). */
+    adminPasswordConfirmed?: { userId: number; at: number };
+    /** The site's new recovery codes, once (`shown` after that page was rendered; then only the download is left). */
+    twoFactorCodes?: SealedCodes;
+    /** The panel's new recovery codes, once. */
+    adminTwoFactorCodes?: SealedCodes;
+    /** The passkey registration ceremony under way: its challenge, the user and the passkey's name. */
+    passkeyRegistration?: PendingChallenge;
+    /** The passkey sign-in (site or panel) or confirmation ceremony under way. */
+    passkeyAuthentication?: PendingChallenge;
+    /** The provider round trip under way (one at a time; used once by its callback). */
+    oidc?: PendingOidc;
   }
 }

@@ -29,19 +29,6 @@ export type PageContext = {
   old: Record<string, string>;
 };
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The user of the site session, resolved by the web guard (null when logged out). */
-    siteUser: { id: number; name: string; email: string; email_verified_at: string | null; is_admin: number } | null;
-    /** The site settings as this request read them (views.ts siteFor); null until read. */
-    site: SiteSettings | null;
-  }
-  interface FastifyReply {
-    /** Renders `template` inside the site layout with the page context; status 200 unless given. */
-    page(template: string, data?: Record<string, unknown>, status?: number): FastifyReply;
-  }
-}
-
 /**
  * The visitor's locale among those the site offers (the `locales` setting, where translated):
  * the `locale` cookie (set by the switcher), else Accept-Language, else `fallback` when it is
@@ -188,9 +175,3 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
   };
 }, { name: 'views', dependencies: ['errors', 'cookie'] });
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The saved locale of the logged-in user, when there is one. */
-    siteUserLocale?: string;
-  }
-}

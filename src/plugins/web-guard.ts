@@ -6,25 +6,11 @@ import type { User } from '../db/types.js';
 import { AppError, forbidden } from '../modules/shared/errors.js';
 import { twoFactorEnabled } from '../modules/two-factor/two-factor.service.js';
 import { canAccessPanel } from '../modules/users/users.service.js';
-import type { RouteAuth } from './types.js';
+import type { RouteAuth, SiteUserResolver } from './types.js';
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** How the site's user is found for a request; the remember-me login may extend this. */
-export type SiteUserResolver = (request: FastifyRequest, reply: FastifyReply) => Promise<User | null>;
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Tried in order when the session has no logged-in user (e.g. the remember-me cookie). */
-    siteUserFallbacks: SiteUserResolver[];
-    /** Logs the user in on the site: new session id (no fixation), user id stored. */
-    loginSite(request: FastifyRequest, user: Pick<User, 'id'>): Promise<void>;
-  }
-  interface FastifyRequest {
-    /** The user of the panel session, resolved by the admin guard. */
-    adminUser: User | null;
-  }
-}
 
 /** A browser-route request that asks for JSON (an SPA, fetch): it gets the envelope, not a page. */
 export function wantsJson(request: FastifyRequest): boolean {

@@ -113,6 +113,11 @@ describe('the layout of src/', () => {
     assert.deepEqual(cycles, []);
   });
 
+  it("what a request, a reply and a session carry is declared in one file, plugins/types.ts", () => {
+    const declaring = sources().filter((file) => /declare module 'fastify'/.test(readFileSync(join(SRC, file), 'utf8')));
+    assert.deepEqual(declaring, ['plugins/types.ts']);
+  });
+
   it('lib/ (generic helpers anyone may use) reaches nothing of the project outside lib/', () => {
     assert.deepEqual(violations((file) => file.startsWith('lib/'), (_file, imported) => imported.endsWith('.ts') && !imported.startsWith('lib/')), []);
   });

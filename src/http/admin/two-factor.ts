@@ -24,15 +24,6 @@ const PAGE = `/admin${ROUTE}`;
 const DOWNLOAD_ROUTE = `${ROUTE}/recovery-codes.txt`;
 const DOWNLOAD_MS = 15 * 60 * 1000;
 
-declare module 'fastify' {
-  interface Session {
-    /** The panel's new recovery codes on their way to the page that shows them once (sealed). */
-    adminTwoFactorCodes?: { userId: number; sealed: string; at: number; shown: boolean };
-    /** The panel's password confirmation: which administrator, and when (ms since the epoch). */
-    adminPasswordConfirmed?: { userId: number; at: number };
-  }
-}
-
 const BeginBody = Type.Object({ password: Type.String({ minLength: 1, maxLength: 4096 }) });
 const ConfirmBody = Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) });
 

@@ -4,19 +4,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
-import { newChallenge, type ChallengeChannel, type ChallengeInput, type TwoFactorChallenge } from '../../modules/auth/two-factor-challenge.js';
+import { newChallenge, type ChallengeChannel, type ChallengeInput } from '../../modules/auth/two-factor-challenge.js';
 import { t } from '../../modules/i18n/translator.js';
 import { ValidationError } from '../../modules/shared/errors.js';
 import { flash } from '../../plugins/views.js';
 import { wantsJson } from '../../plugins/web-guard.js';
 import { assertValid, field, localeFor } from './forms.js';
-
-declare module 'fastify' {
-  interface Session {
-    /** A sign-in waiting for its second factor (never the password, never a signed-in user). */
-    twoFactorChallenge?: TwoFactorChallenge;
-  }
-}
 
 /** The challenge form: a code or a recovery code (lengths bounded, the format is the module's). */
 export const ChallengeBody = Type.Object({

@@ -15,29 +15,13 @@ import { submit } from './forms.js';
 export const CONFIRM_PASSWORD_PATH = '/user/confirm-password';
 const CONFIRMED_STATUS_PATH = '/user/confirmed-password-status';
 
-declare module 'fastify' {
-  interface Session {
-    /** When the password (or a passkey) was last confirmed, ms since the epoch. */
-    passwordConfirmedAt?: number;
-    /** Where to go once confirmed. */
-    confirmIntended?: string;
-  }
-}
-
 const ConfirmBody = Type.Object({ password: Type.String({ minLength: 1, maxLength: 4096 }) });
 
 /**
  * Another way to confirm, shown under the password form (a passkey): its partial and what the
  * partial needs for this request, or null when it does not apply (a user without passkeys).
  */
-export type ConfirmExtra = { template: string; load(request: FastifyRequest): Promise<Record<string, unknown> | null> };
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Filled by feature route files (addConfirmExtra), read by the confirmation page. */
-    confirmExtras: ConfirmExtra[];
-  }
-}
+import type { ConfirmExtra } from '../../plugins/types.js';
 
 /** Adds another way to confirm to the confirmation page (the list is decorated in http/web/index.ts). */
 export function addConfirmExtra(app: FastifyInstance, extra: ConfirmExtra): void {

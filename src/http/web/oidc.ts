@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { t } from '../../modules/i18n/translator.js';
 import { LastWayInError, type ProviderClaims } from '../../modules/identities/identities.service.js';
-import { OidcError, OidcService, type OidcFailure, type PendingAuthorization } from '../../modules/oidc/oidc.service.js';
+import { OidcError, OidcService, type OidcFailure } from '../../modules/oidc/oidc.service.js';
 import { AppError } from '../../modules/shared/errors.js';
 import { ProviderRefusal } from '../../modules/sign-in/methods/oidc.js';
 import type { SignInOutcome } from '../../modules/sign-in/sign-in.service.js';
@@ -17,27 +17,9 @@ import { wantsJson } from '../../plugins/web-guard.js';
 import { done, field, localeFor } from '../shared/forms.js';
 import { finishSignIn, signInContext } from '../shared/sign-in.js';
 import { addConfirmExtra, CONFIRM_PASSWORD_PATH, markPasswordConfirmed, requirePasswordConfirmed, takeConfirmIntended } from './confirm-password.js';
+import type { OidcIntent } from '../../plugins/types.js';
 import { submit } from './forms.js';
 import { addSecuritySection } from './security.js';
-
-type Intent = 'login' | 'link' | 'confirm';
-
-/** The session's side of a pending authorization: what it is for, and for whom. */
-type PendingOidc = PendingAuthorization & {
-  intent: Intent;
-  /** The signed-in user a link or a confirmation is for. */
-  userId: number | null;
-  /** A page of a first-party SPA's origin to land on after signing in (SANCTUM_STATEFUL_DOMAINS). */
-  returnTo: string | null;
-  startedAt: number;
-};
-
-declare module 'fastify' {
-  interface Session {
-    /** The provider sign-in under way (one at a time; used once by its callback). */
-    oidc?: PendingOidc;
-  }
-}
 
 /** How long the provider may take to send the person back. */
 const PENDING_MS = 10 * 60_000;
@@ -122,7 +104,7 @@ export async function oidcRoutes(app: FastifyInstance): Promise<void> {
   };
 
   /** Sends the browser to the provider, with the authorization pending in its session. */
-  const begin = async (request: FastifyRequest, reply: FastifyReply, name: string, intent: Intent, returnTo: string | null): Promise<FastifyReply> => {
+  const begin = async (request: FastifyRequest, reply: FastifyReply, name: string, intent: OidcIntent, returnTo: string | null): Promise<FastifyReply> => {
     try {
       const { url, pending } = await oidc.start(name, { fresh: intent === 'confirm' });
       request.session.oidc = { ...pending, intent, userId: request.siteUser?.id ?? null, returnTo, startedAt: Date.now() };

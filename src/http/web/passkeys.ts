@@ -18,15 +18,6 @@ import { addConfirmExtra, markPasswordConfirmed, requirePasswordConfirmed, takeC
 import { addSecuritySection, currentUser } from './security.js';
 import { finishSignIn, signInContext } from '../shared/sign-in.js';
 
-declare module 'fastify' {
-  interface Session {
-    /** The registration ceremony under way: its challenge, the user and the passkey's name. */
-    passkeyRegistration?: PendingChallenge;
-    /** The sign-in (site or panel) or confirmation ceremony under way. */
-    passkeyAuthentication?: PendingChallenge;
-  }
-}
-
 /** The browser half of WebAuthn, served by the service itself (no CDN; the CSP allows 'self' only). */
 export const WEBAUTHN_SCRIPT_PATH = '/vendor/simplewebauthn-browser.js';
 

@@ -4,22 +4,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
 import { AppError } from '../../modules/shared/errors.js';
+import type { SecuritySection } from '../../plugins/types.js';
 import { passwordConfirmed } from './confirm-password.js';
 
-export type SecuritySection = {
-  /** Position on the page: lower first. */
-  order: number;
-  /** The partial that renders it (a template under src/views). */
-  template: string;
-  /** What the partial needs, for this user and request. */
-  load(request: FastifyRequest, user: User): Promise<Record<string, unknown>>;
-};
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    securitySections: SecuritySection[];
-  }
-}
 
 /** Adds a section to the security page (the list is decorated once, in http/web/index.ts). */
 export function addSecuritySection(app: FastifyInstance, section: SecuritySection): void {

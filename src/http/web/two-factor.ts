@@ -20,16 +20,6 @@ export const RECOVERY_CODES_FILE = `${BASE}/recovery-codes.txt`;
 /** How long after they were made the new recovery codes can still be downloaded. */
 const DOWNLOAD_MS = 15 * 60 * 1000;
 
-declare module 'fastify' {
-  interface Session {
-    /**
-     * New recovery codes on their way to the one page that shows them (sealed: the session is
-     * stored in the database); `shown` once that page was rendered, then only the download is left.
-     */
-    twoFactorCodes?: { userId: number; sealed: string; at: number; shown: boolean };
-  }
-}
-
 const ConfirmBody = Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) });
 
 /** The fresh codes of this user still in the session, or null (expired, another user, altered). */
