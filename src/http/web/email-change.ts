@@ -33,8 +33,9 @@ type LinkParams = { id: string; token: string };
  */
 export async function startEmailChange(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, user: User, email: string, back: string): Promise<FastifyReply> {
   const locale = localeFor(app, request);
-  const started = await app.services.emailChanges.request(user, email, locale);
-  return done(request, reply, back, t(locale, started ? 'email_change.sent' : 'email_change.same', { email }));
+  // The account's one owner of profile changes: the address is only ever a pending change.
+  const { emailChangeStarted } = await app.services.auth.updateProfile(user, { email }, locale, 'password-confirmed');
+  return done(request, reply, back, t(locale, emailChangeStarted ? 'email_change.sent' : 'email_change.same', { email }));
 }
 
 export async function emailChangeRoutes(app: FastifyInstance): Promise<void> {
