@@ -42,7 +42,10 @@ async function postgres(statement: string): Promise<void> {
 /**
  * What npm and the service see: the Node running the tests first on PATH (npm runs under it),
  * npm's cache, and the headers folder for native addons when one is set; no NODE_ENV (an
- * install under NODE_ENV=production would leave the dev dependencies out before the build).
+ * install under NODE_ENV=production would leave the dev dependencies out before the build). The
+ * machine's certificate settings pass through: behind a TLS-inspecting proxy the registry's chain
+ * ends in a CA only they name, and a package not yet in npm's cache failed with
+ * SELF_SIGNED_CERT_IN_CHAIN without them.
  */
 const baseEnv: Record<string, string> = {
   PATH: `${dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}`,
@@ -53,6 +56,11 @@ const baseEnv: Record<string, string> = {
   npm_config_update_notifier: 'false',
   ...(process.env.npm_config_nodedir === undefined ? {} : { npm_config_nodedir: process.env.npm_config_nodedir }),
   ...(process.env.npm_config_cache === undefined ? {} : { npm_config_cache: process.env.npm_config_cache }),
+  ...Object.fromEntries(
+    ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'npm_config_cafile', 'HTTPS_PROXY', 'https_proxy', 'NO_PROXY', 'no_proxy']
+      .filter((name) => process.env[name] !== undefined)
+      .map((name) => [name, process.env[name]!]),
+  ),
 };
 
 function npm(args: string[], env: Record<string, string> = {}, timeout = INSTALL_MS): { status: number | null; output: string } {
@@ -202,7 +210,12 @@ describe(`the production install, in a temporary copy of the repository (${onPos
     }
     const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
     assert.ok('typescript' in manifest.devDependencies && 'tsx' in manifest.devDependencies);
-    const left = Object.keys(manifest.devDependencies).filter((name) => existsSync(join(dir, 'node_modules', name)));
+    // A dev dependency that a production one also needs (jose, for openid-client) stays, as the
+    // lockfile says (no `dev` flag); any other left after the prune is a failed prune.
+    const lock = JSON.parse(readFileSync(join(dir, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+    const devOnly = Object.keys(manifest.devDependencies).filter((name) => lock.packages[`node_modules/${name}`]?.dev === true);
+    assert.ok(devOnly.includes('typescript') && devOnly.includes('tsx'));
+    const left = devOnly.filter((name) => existsSync(join(dir, 'node_modules', name)));
     assert.deepEqual(left, []);
     assert.equal(existsSync(join(dir, 'dist', 'server.js')), true);
   });
