@@ -1,10 +1,11 @@
 // Password reset by emailed link. The token is 32 random bytes, stored only as its SHA-256 (one
 // row per address), valid RESET_TOKEN_MINUTES and single use. Asking for a link answers the
 // same whether or not the address has an account; at most one mail per address per
-// RESEND_SECONDS. A reset ends every session, remembered device and API token of the user.
+// RESEND_SECONDS. A reset ends every session, remembered device and API token of the user; on
+// an account whose address was never verified it also removes every other way in (takeBack).
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/connect.js';
+import { writeTransaction, type Db } from '../../db/connect.js';
 import type { User } from '../../db/types.js';
 import { t } from '../i18n/translator.js';
 import type { MailService } from '../mail/mail.service.js';
@@ -88,10 +89,33 @@ export class PasswordResetService {
     // the row and goes on, the other finds nothing to delete and stops.
     const used = await this.db.kysely.deleteFrom('password_reset_tokens').where('email', '=', key).where('token', '=', row.token).executeTakeFirst();
     if (Number(used.numDeletedRows) !== 1) throw invalid();
+    if (user.email_verified_at === null) await this.takeBack(user.id);
     await this.deps.users.setPassword(user.id, input.password);
     // Whoever knew the old password (or held a session or token made with it) is out.
     await this.deps.signOutEverywhere(user.id);
     return user;
+  }
+
+  /**
+   * The link proved the address of an account whose address was never verified. Whoever made
+   * that account may not own the address: a provider account claiming it unverified, or a
+   * registration with a password (a pre-account takeover). What they could have set while
+   * holding it goes, so that the owner gets the account alone: the provider identities, the
+   * passkeys and a two-factor sign-in (its secret is theirs). The sessions, remembered devices,
+   * API tokens and a pending email change end with the reset's sign-out everywhere; the password
+   * is the owner's new one. The address counts as verified from now on: the link proved it.
+   */
+  private async takeBack(userId: number): Promise<void> {
+    const now = new Date(this.clock()).toISOString();
+    await writeTransaction(this.db, async (trx) => {
+      await trx.deleteFrom('identities').where('user_id', '=', userId).execute();
+      await trx.deleteFrom('passkeys').where('user_id', '=', userId).execute();
+      await trx
+        .updateTable('users')
+        .set({ two_factor_secret: null, two_factor_confirmed_at: null, two_factor_recovery_codes: null, two_factor_last_step: null, email_verified_at: now, updated_at: now })
+        .where('id', '=', userId)
+        .execute();
+    });
   }
 
   /** Deletes tokens past their lifetime; returns how many. */
