@@ -21,7 +21,12 @@ export function helmetHeaders(options: Readonly<HelmetOptions>): HeaderMap {
   return headers;
 }
 
-export function pageHeaderOptions(https: boolean): HelmetOptions {
+/**
+ * The pages' headers. `formTargets`: the origins a form may lead to besides the site's own, the
+ * OpenID providers' (a browser applies form-action to the redirect that answers a form, and
+ * "Connect" and "Confirm with …" are forms answered with a redirect to the provider).
+ */
+export function pageHeaderOptions(https: boolean, formTargets: readonly string[] = []): HelmetOptions {
   return {
     // No inline script anywhere: every script is a file under /assets.
     contentSecurityPolicy: {
@@ -30,7 +35,7 @@ export function pageHeaderOptions(https: boolean): HelmetOptions {
         scriptSrc: ["'self'"],
         styleSrc: ["'self'"],
         imgSrc: ["'self'", 'data:'],
-        formAction: ["'self'"],
+        formAction: ["'self'", ...formTargets],
         frameAncestors: ["'none'"],
         objectSrc: ["'none'"],
         // No page sets a <base>; none may be injected either.
@@ -58,7 +63,9 @@ function apiHeaders(https: boolean): HeaderMap {
 export const securityHeadersPlugin = fp(
   async (app: FastifyInstance) => {
     const https = app.config.appUrl.startsWith('https:');
-    const page = helmetHeaders(pageHeaderOptions(https));
+    // A provider's authorization endpoint is at its issuer's origin (Google, Entra ID, Keycloak, Okta, GitLab).
+    const providers = [...new Set(app.config.oidcProviders.map((provider) => new URL(provider.issuer).origin))];
+    const page = helmetHeaders(pageHeaderOptions(https, providers));
     const api = apiHeaders(https);
     app.addHook('onRequest', (request, reply, done) => {
       const url = request.url;

@@ -4,9 +4,11 @@
 // the panel layout. The panel has no password-confirmation page, so the form that begins the
 // set-up asks for the password itself: that is the panel's confirmation, kept in its own key of
 // the session (the panel is its own realm: the site's confirmation, maybe of another account in
-// the same browser, does not count) for PASSWORD_TIMEOUT. The key and the QR code of a set-up
-// under way are shown only while it is fresh. Turning it off stays on the site's security page
-// (or the CLI).
+// the same browser, does not count) for PASSWORD_TIMEOUT. An administrator with a passkey may give
+// it instead, as on the site's confirmation page; one without a password (made through a provider,
+// then promoted) has only that, having signed in to the panel with it (a provider never opens the
+// panel, so it does not confirm here either). The key and the QR code of a set-up under way are
+// shown only while it is fresh. Turning it off stays on the site's security page (or the CLI).
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
@@ -15,6 +17,7 @@ import { AppError, ValidationError, invalid, type FieldErrors } from '../../modu
 import { groupedSecret, recoveryCodesFileName, recoveryCodesText, twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
 import { wantsJson } from '../../plugins/web-guard.js';
 import { done, field, localeFor, refusal, schemaErrors } from '../shared/forms.js';
+import { PasskeyAnswerBody, passkeyProof, sendPasskeyOptions } from '../shared/passkey-proof.js';
 import { signInContext } from '../shared/sign-in.js';
 import { actorOf, adminPage } from './support.js';
 
@@ -23,6 +26,8 @@ const ROUTE = '/two-factor';
 const PAGE = `/admin${ROUTE}`;
 const DOWNLOAD_ROUTE = `${ROUTE}/recovery-codes.txt`;
 const DOWNLOAD_MS = 15 * 60 * 1000;
+/** The panel confirmation's challenge: its own purpose, so no other ceremony's answers it. */
+const PASSKEY_PURPOSE = 'panel-confirm';
 
 const BeginBody = Type.Object({ password: Type.String({ minLength: 1, maxLength: 4096 }) });
 const ConfirmBody = Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) });
@@ -44,6 +49,12 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
   const confirmed = (request: FastifyRequest, admin: User): boolean => {
     const kept = request.session.adminPasswordConfirmed;
     return kept !== undefined && kept.userId === admin.id && Date.now() - kept.at < app.config.passwordTimeoutSeconds * 1000;
+  };
+
+  /** The administrator just confirmed it is them: the set-up begins (or continues with its key). */
+  const confirmedNow = async (request: FastifyRequest, admin: User): Promise<void> => {
+    request.session.adminPasswordConfirmed = { userId: admin.id, at: Date.now() };
+    if (!twoFactorEnabled(admin) && (await service.pendingSetup(admin)) === null) await service.begin(admin);
   };
 
   const render = async (request: FastifyRequest, reply: FastifyReply, admin: User, errors: FieldErrors = {}, status = 200): Promise<FastifyReply> => {
@@ -72,6 +83,9 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
         recoveryCodes: fresh !== null && !fresh.shown ? fresh.codes : null,
         download: `/admin${DOWNLOAD_ROUTE}`,
         required: app.config.adminRequireTwoFactor,
+        // How this administrator can confirm: the password, a passkey, or both.
+        hasPassword: admin.password !== null,
+        hasPasskey: (await app.services.passkeys.count(admin.id)) > 0,
         errors,
       },
       status,
@@ -92,9 +106,28 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
       void reply.headers(refused.headers);
       return render(request, reply, admin, refused.errors, refused.status);
     }
-    request.session.adminPasswordConfirmed = { userId: admin.id, at: Date.now() };
-    if (!twoFactorEnabled(admin) && (await service.pendingSetup(admin)) === null) await service.begin(admin);
+    await confirmedNow(request, admin);
     return done(request, reply, PAGE);
+  });
+
+  // Or with a passkey of this administrator's (JSON, for /assets/passkeys.js): the same proof
+  // and throttle as a panel sign-in with one (the pipeline's passkey method), for their own
+  // passkeys only, on a challenge of this purpose.
+  app.post(`${ROUTE}/passkey/options`, guard, async (request, reply) =>
+    sendPasskeyOptions(request, reply, await app.services.passkeys.authenticationOptions(PASSKEY_PURPOSE, actorOf(request).id)),
+  );
+
+  app.post(`${ROUTE}/passkey`, { ...guard, schema: { body: PasskeyAnswerBody }, attachValidation: true }, async (request, reply) => {
+    const admin = actorOf(request);
+    const { signIn } = app.services;
+    try {
+      await signIn.prove(signIn.methods.passkey, passkeyProof(request, PASSKEY_PURPOSE), signInContext(app, request, 'panel'), (user) => user.id === admin.id);
+    } catch (error) {
+      const refused = refusal(error, localeFor(app, request));
+      return reply.code(refused.status).headers(refused.headers).header('cache-control', 'no-store').send({ message: refused.message, errors: refused.errors });
+    }
+    await confirmedNow(request, admin);
+    return reply.header('cache-control', 'no-store').send({ redirect: PAGE });
   });
 
   app.post(`${ROUTE}/confirm`, { ...guard, schema: { body: ConfirmBody }, attachValidation: true }, async (request, reply) => {

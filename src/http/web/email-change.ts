@@ -21,7 +21,7 @@ import { wantsJson } from '../../plugins/web-guard.js';
 import { assertValid, done, field, localeFor } from '../shared/forms.js';
 import { requirePasswordConfirmed } from './confirm-password.js';
 import { submit } from './forms.js';
-import { addSecuritySection, currentUser } from './security.js';
+import { addSecuritySection, currentUser, securityPageData } from './security.js';
 
 const EmailBody = Type.Object({ email: Type.String({ format: 'email', minLength: 1, maxLength: 255 }) });
 
@@ -51,11 +51,7 @@ export async function emailChangeRoutes(app: FastifyInstance): Promise<void> {
   });
 
   // The security page again, with this form's errors (the sections load as for GET /security).
-  const securityPage = async (request: FastifyRequest, user: User) => {
-    const sections = [];
-    for (const section of app.securitySections) sections.push({ template: section.template, data: await section.load(request, user) });
-    return { template: 'security/index', keep: ['email'], data: { sections, confirmed: true } };
-  };
+  const securityPage = async (request: FastifyRequest, user: User) => ({ template: 'security/index', keep: ['email'], data: await securityPageData(app, request, user, true) });
 
   // The form is checked before the password is asked for: a refused form says why at once, and
   // only an address worth mailing makes the detour to the confirmation page.

@@ -8,12 +8,13 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { attributeName, t, type Locale } from '../../modules/i18n/translator.js';
 import { LastWayInError } from '../../modules/identities/identities.service.js';
-import { freshChallenge, type PendingChallenge } from '../../modules/passkeys/passkeys.service.js';
+import { freshChallenge } from '../../modules/passkeys/passkeys.service.js';
 import type { Realm } from '../../modules/sign-in/sign-in.service.js';
 import { ValidationError, notFound } from '../../modules/shared/errors.js';
 import { flash } from '../../plugins/views.js';
 import { wantsJson } from '../../plugins/web-guard.js';
 import { done, localeFor, refusal } from '../shared/forms.js';
+import { PasskeyAnswerBody, passkeyAnswer, passkeyProof, sendPasskeyOptions } from '../shared/passkey-proof.js';
 import { addConfirmExtra, markPasswordConfirmed, requirePasswordConfirmed, takeConfirmIntended } from './confirm-password.js';
 import { addSecuritySection, currentUser } from './security.js';
 import { finishSignIn, signInContext } from '../shared/sign-in.js';
@@ -24,8 +25,6 @@ export const WEBAUTHN_SCRIPT_PATH = '/vendor/simplewebauthn-browser.js';
 const MAX_ID = 2_147_483_647;
 
 const NameBody = Type.Object({ name: Type.String({ maxLength: 255 }) });
-// The browser's answer is checked by @simplewebauthn/server; the schema only bounds its size.
-const ResponseBody = Type.Object({ response: Type.Object({}, { additionalProperties: true, maxProperties: 16 }) });
 
 /** A path id of a passkey; anything that is not one is simply not found. */
 function passkeyId(raw: string): number {
@@ -38,17 +37,6 @@ function passkeyId(raw: string): number {
 function formatter(locale: Locale): (iso: string) => string {
   const format = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
   return (iso) => `${format.format(new Date(iso))} UTC`;
-}
-
-function responseOf(request: FastifyRequest): unknown {
-  return (request.body as { response?: unknown } | undefined)?.response;
-}
-
-/** Takes the pending sign-in challenge out of the session: whatever happens next, it is used. */
-function takeAuthentication(request: FastifyRequest, purpose: string): PendingChallenge | null {
-  const pending = request.session.passkeyAuthentication;
-  delete request.session.passkeyAuthentication;
-  return freshChallenge(pending, purpose);
 }
 
 export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
@@ -67,14 +55,6 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
     }
   };
 
-  /** The passkey's answer to the pending challenge of `purpose`, as the sign-in pipeline's proof. */
-  const passkeyProof = (request: FastifyRequest, purpose: string) => ({
-    pending: takeAuthentication(request, purpose),
-    response: responseOf(request),
-    // A body that is not an answer at all is refused before the throttle counts it.
-    malformed: request.validationError !== undefined,
-  });
-
   /** A passkey sign-in on the site or the panel, through the pipeline (a passkey is two factors: no code step follows). */
   const passkeySignIn = async (request: FastifyRequest, reply: FastifyReply, realm: Exclude<Realm, 'api'>): Promise<FastifyReply> => {
     const { signIn } = app.services;
@@ -82,8 +62,6 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
     const finished = await finishSignIn(app, request, reply, outcome);
     return reply.header('cache-control', 'no-store').send({ redirect: finished.location });
   };
-
-  const sendOptions = (reply: FastifyReply, options: unknown) => reply.header('cache-control', 'no-store').send({ options });
 
   app.get(WEBAUTHN_SCRIPT_PATH, { config: { auth: 'public' } }, async (_request, reply) =>
     reply
@@ -96,7 +74,12 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
   addSecuritySection(app, {
     order: 20,
     template: '/security/passkeys',
-    load: async (request, user) => ({ passkeys: await app.services.passkeys.list(user.id), passkeyWhen: formatter(localeFor(app, request)) }),
+    load: async (request, user) => ({
+      passkeys: await app.services.passkeys.list(user.id),
+      passkeyWhen: formatter(localeFor(app, request)),
+      // The last way in shows why it stays instead of a Remove the server would refuse.
+      lastPasskey: await app.services.identities.passkeyIsLastWayIn(user.id),
+    }),
   });
 
   // On the confirmation page, for a user who has a passkey.
@@ -113,16 +96,16 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
       if (name === '') throw new ValidationError({ name: [t(locale, 'validation.required', { attribute: attributeName('name', locale) })] });
       const { options, pending } = await app.services.passkeys.registrationOptions(await currentUser(app, request), name);
       request.session.passkeyRegistration = pending;
-      return sendOptions(reply, options);
+      return reply.header('cache-control', 'no-store').send({ options });
     }),
   );
 
-  app.post('/user/passkeys', { config: { auth: 'verified' }, preHandler: requirePasswordConfirmed(app), schema: { body: ResponseBody }, attachValidation: true }, async (request, reply) =>
+  app.post('/user/passkeys', { config: { auth: 'verified' }, preHandler: requirePasswordConfirmed(app), schema: { body: PasskeyAnswerBody }, attachValidation: true }, async (request, reply) =>
     json(request, reply, async () => {
       // Used once: the challenge leaves the session before the answer is even looked at.
       const pending = freshChallenge(request.session.passkeyRegistration, 'register');
       delete request.session.passkeyRegistration;
-      const passkey = await app.services.passkeys.register(request.siteUser!.id, pending, responseOf(request));
+      const passkey = await app.services.passkeys.register(request.siteUser!.id, pending, passkeyAnswer(request));
       flash(request, { status: t(localeFor(app, request), 'passkeys.added', { name: passkey.name }) });
       return reply.code(201).header('cache-control', 'no-store').send({ passkey, redirect: '/security' });
     }),
@@ -142,35 +125,29 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
   });
 
   // Signing in on the site: no email, the authenticator offers its passkeys for this site.
-  app.post('/passkeys/login/options', { config: { auth: 'guest' } }, async (request, reply) => {
-    const { options, pending } = await app.services.passkeys.authenticationOptions('site');
-    request.session.passkeyAuthentication = pending;
-    return sendOptions(reply, options);
-  });
+  app.post('/passkeys/login/options', { config: { auth: 'guest' } }, async (request, reply) =>
+    sendPasskeyOptions(request, reply, await app.services.passkeys.authenticationOptions('site')),
+  );
 
-  app.post('/passkeys/login', { config: { auth: 'guest' }, schema: { body: ResponseBody }, attachValidation: true }, async (request, reply) =>
+  app.post('/passkeys/login', { config: { auth: 'guest' }, schema: { body: PasskeyAnswerBody }, attachValidation: true }, async (request, reply) =>
     json(request, reply, () => passkeySignIn(request, reply, 'site')),
   );
 
   // Signing in on the panel: the same, for an administrator only.
-  app.post('/admin/passkeys/login/options', { config: { auth: 'admin-guest' } }, async (request, reply) => {
-    const { options, pending } = await app.services.passkeys.authenticationOptions('panel');
-    request.session.passkeyAuthentication = pending;
-    return sendOptions(reply, options);
-  });
+  app.post('/admin/passkeys/login/options', { config: { auth: 'admin-guest' } }, async (request, reply) =>
+    sendPasskeyOptions(request, reply, await app.services.passkeys.authenticationOptions('panel')),
+  );
 
-  app.post('/admin/passkeys/login', { config: { auth: 'admin-guest' }, schema: { body: ResponseBody }, attachValidation: true }, async (request, reply) =>
+  app.post('/admin/passkeys/login', { config: { auth: 'admin-guest' }, schema: { body: PasskeyAnswerBody }, attachValidation: true }, async (request, reply) =>
     json(request, reply, () => passkeySignIn(request, reply, 'panel')),
   );
 
   // Confirming the password with a passkey: one of the signed-in user's own.
-  app.post('/user/confirm-password/passkey/options', { config: { auth: 'user' } }, async (request, reply) => {
-    const { options, pending } = await app.services.passkeys.authenticationOptions('confirm', request.siteUser!.id);
-    request.session.passkeyAuthentication = pending;
-    return sendOptions(reply, options);
-  });
+  app.post('/user/confirm-password/passkey/options', { config: { auth: 'user' } }, async (request, reply) =>
+    sendPasskeyOptions(request, reply, await app.services.passkeys.authenticationOptions('confirm', request.siteUser!.id)),
+  );
 
-  app.post('/user/confirm-password/passkey', { config: { auth: 'user' }, schema: { body: ResponseBody }, attachValidation: true }, async (request, reply) =>
+  app.post('/user/confirm-password/passkey', { config: { auth: 'user' }, schema: { body: PasskeyAnswerBody }, attachValidation: true }, async (request, reply) =>
     json(request, reply, async () => {
       // The same proof and throttle as a sign-in, for one of the signed-in user's own passkeys.
       const userId = request.siteUser!.id;

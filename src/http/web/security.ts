@@ -3,8 +3,10 @@
 // its own route file; the page shows them in their `order`.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
+import { t } from '../../modules/i18n/translator.js';
 import { AppError } from '../../modules/shared/errors.js';
 import type { SecuritySection } from '../../plugins/types.js';
+import { localeFor } from '../shared/forms.js';
 import { passwordConfirmed } from './confirm-password.js';
 
 
@@ -21,11 +23,29 @@ export async function currentUser(app: FastifyInstance, request: FastifyRequest)
   return user;
 }
 
+/**
+ * What the page's sensitive actions ask for first, as their notes say it: null for the password;
+ * for an account without one, its other ways to confirm as one phrase ("a passkey or Corp ID":
+ * a passkey, the connected providers still configured), '' when it has none of them.
+ */
+async function confirmWays(app: FastifyInstance, request: FastifyRequest, user: User): Promise<string | null> {
+  if (user.password !== null) return null;
+  const locale = localeFor(app, request);
+  const linked = new Set((await app.services.identities.listFor(user.id)).map((identity) => identity.provider));
+  const ways = app.config.oidcProviders.filter((provider) => linked.has(provider.name)).map((provider) => provider.label);
+  if ((await app.services.passkeys.count(user.id)) > 0) ways.unshift(t(locale, 'passwordless.a_passkey'));
+  return new Intl.ListFormat(locale, { type: 'disjunction' }).format(ways);
+}
+
+/** The security page's data for this user: every section, whether the password was just confirmed, and how it would be. */
+export async function securityPageData(app: FastifyInstance, request: FastifyRequest, user: User, confirmed = passwordConfirmed(app, request)): Promise<Record<string, unknown>> {
+  const sections = [];
+  for (const section of app.securitySections) sections.push({ template: section.template, data: await section.load(request, user) });
+  return { sections, confirmed, confirmWays: await confirmWays(app, request, user) };
+}
+
 export async function securityRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/security', { config: { auth: 'verified' } }, async (request, reply) => {
-    const user = await currentUser(app, request);
-    const sections = [];
-    for (const section of app.securitySections) sections.push({ template: section.template, data: await section.load(request, user) });
-    return reply.page('security/index', { sections, confirmed: passwordConfirmed(app, request) });
-  });
+  app.get('/security', { config: { auth: 'verified' } }, async (request, reply) =>
+    reply.page('security/index', await securityPageData(app, request, await currentUser(app, request))),
+  );
 }

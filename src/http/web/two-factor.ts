@@ -12,7 +12,7 @@ import { wantsJson } from '../../plugins/web-guard.js';
 import { done, field, localeFor, schemaErrors } from '../shared/forms.js';
 import { CONFIRM_PASSWORD_PATH, passwordConfirmed, requirePasswordConfirmed } from './confirm-password.js';
 import { submit } from './forms.js';
-import { addSecuritySection, currentUser } from './security.js';
+import { addSecuritySection, currentUser, securityPageData } from './security.js';
 
 const SECURITY = '/security';
 const BASE = '/user/two-factor';
@@ -70,13 +70,6 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
     },
   });
 
-  /** What the security page needs, to show it again with this request's errors (a wrong code). */
-  const securityData = async (request: FastifyRequest, user: User) => {
-    const sections = [];
-    for (const section of app.securitySections) sections.push({ template: section.template, data: await section.load(request, user) });
-    return { sections, confirmed: passwordConfirmed(app, request) };
-  };
-
   /** Puts new recovery codes in the session for the security page (or answers them to a script). */
   const handOver = (request: FastifyRequest, reply: FastifyReply, user: User, codes: string[], status: string): FastifyReply => {
     if (wantsJson(request)) return reply.header('cache-control', 'no-store').send({ recovery_codes: codes });
@@ -104,8 +97,8 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
       const errors = schemaErrors(request, locale);
       const codes = Object.keys(errors).length > 0 ? null : await service.confirm(user, field(request, 'code'));
       if (codes === null) {
-        // A wrong code changes nothing: the set-up stays as it was, the field says what to do.
-        Object.assign(form.data, await securityData(request, user));
+        // A wrong code changes nothing: the set-up stays as it was, the page shows the field's error.
+        Object.assign(form.data, await securityPageData(app, request, user));
         throw invalid({ code: [{ key: 'two_factor.errors.code' }] });
       }
       return handOver(request, reply, user, codes, t(locale, 'two_factor.enabled'));

@@ -6,9 +6,6 @@ import { sql, type Kysely } from 'kysely';
 import { writeTransaction, type Db } from '../../db/connect.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { Database, Identity, User } from '../../db/types.js';
-import { hashPassword } from '../passwords/hasher.js';
-import { checkNewPassword } from '../passwords/policy.js';
-import { ValidationError } from '../shared/errors.js';
 import { emailTaken, findUserById, insertUser } from '../users/users.repository.js';
 import { deleteIdentities, findIdentity, identitiesOf, insertIdentity, touchIdentity, waysIn } from './identities.repository.js';
 
@@ -117,25 +114,6 @@ export class IdentityService {
     return identity?.user_id === userId;
   }
 
-  /**
-   * Gives a password to an account made through a provider (issue 24 §2's setFirstPassword, kept
-   * here until the account core owns it). Written only while the account has none: the update is
-   * conditional, so it can never replace a password (that is a change, with its own rules: the
-   * current password, every other session ended). False when the account already has one.
-   */
-  async setFirstPassword(userId: number, password: string, confirmation: string, locale: string): Promise<boolean> {
-    const errors = checkNewPassword(password, confirmation, locale);
-    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
-    const hash = await hashPassword(password);
-    const result = await this.db.kysely
-      .updateTable('users')
-      .set({ password: hash, updated_at: new Date().toISOString() })
-      .where('id', '=', userId)
-      .where('password', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
-  }
-
   listFor(userId: number): Promise<Identity[]> {
     return identitiesOf(this.db.kysely, userId);
   }
@@ -143,6 +121,11 @@ export class IdentityService {
   /** Whether removing this provider would leave the user no way in (the page hides the button). */
   async isLastWayIn(userId: number, provider: string): Promise<boolean> {
     return (await waysLeft(this.db.kysely, userId, provider)).left < 1;
+  }
+
+  /** Whether the user's passkey is their only way in, so it cannot be removed (the page hides the button). */
+  async passkeyIsLastWayIn(userId: number): Promise<boolean> {
+    return onlyAPasskeyLeft(await waysIn(this.db.kysely, userId));
   }
 
   private async known(claims: ProviderClaims): Promise<User | undefined> {
@@ -165,8 +148,7 @@ async function lockUser(db: Db, trx: Kysely<Database>, userId: number): Promise<
 export async function removePasskeyKeepingAWayIn(db: Db, userId: number, remove: (trx: Kysely<Database>) => Promise<boolean>): Promise<boolean> {
   return writeTransaction(db, async (trx) => {
     await lockUser(db, trx, userId);
-    const ways = await waysIn(trx, userId);
-    if (!ways.password && ways.identities === 0 && ways.passkeys <= 1) {
+    if (onlyAPasskeyLeft(await waysIn(trx, userId))) {
       // Tried, then undone by the throw (the transaction rolls back): an id that is not the
       // user's deletes nothing and stays a plain "no such passkey".
       const removed = await remove(trx);
@@ -175,6 +157,11 @@ export async function removePasskeyKeepingAWayIn(db: Db, userId: number, remove:
     }
     return remove(trx);
   });
+}
+
+/** No password, no provider and at most one passkey: that passkey is the last way in. */
+function onlyAPasskeyLeft(ways: { password: boolean; passkeys: number; identities: number }): boolean {
+  return !ways.password && ways.identities === 0 && ways.passkeys <= 1;
 }
 
 /** How many of the user's links are to this provider, and how many ways in stay without them. */
