@@ -10,10 +10,11 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { runInProcess } from '../cli/harness.js';
 import type { Config } from '../../src/config.js';
-import { createTestDatabase, testConfig, type TestDatabase } from '../helpers.js';
+import { createTestDatabase, createUser, testConfig, type TestDatabase } from '../helpers.js';
 import { decodeEntities, WebClient } from '../support/client.js';
 import { startTestProvider, type TestProvider } from '../support/oidc-provider.js';
 import { SoftPasskey } from './soft-passkey.js';
+import { login } from './support.js';
 
 const APP_URL = 'http://localhost:3000';
 const PASSWORD_NOTE = /asked for your password|ask for your password/;
@@ -131,6 +132,24 @@ describe('the pages of an account without a password', () => {
     const admin = (await client.get('/admin/login')).body;
     assert.equal(separators(admin), 1, 'the passkey’s separator on /admin/login');
     assert.doesNotMatch(admin, /Continue with|\/auth\/corp\//, 'a provider never opens the panel');
+  });
+
+  it('shows one "or" on the confirmation page of an account with a password, a passkey and a provider', async () => {
+    const password = 'correct horse battery';
+    const user = await createUser(app, { password });
+    const client = new WebClient(app);
+    await login(client, user.email, password);
+    await client.get('/user/confirm-password');
+    await client.post('/user/confirm-password', { password });
+    await addPasskey(client);
+    counter += 1;
+    const who = `linked-${counter}-${Date.now()}`;
+    provider.accounts.set(who, { email: `${who}@corp.example`, email_verified: true });
+    await roundTrip(client, await client.post('/auth/corp/link'), who);
+    const page = (await client.get('/user/confirm-password')).body;
+    assert.match(page, /name="password"/);
+    assert.match(page, /Confirm with a passkey[\s\S]*Confirm with Corp ID/);
+    assert.equal([...page.matchAll(/class="[^"]*\bpasskey-or\b/g)].length, 1);
   });
 
   it('lets the pages’ forms lead to a provider (Connect, Confirm with …): its origin is in the CSP’s form-action', async () => {
