@@ -81,7 +81,7 @@ export async function oidcRoutes(app: FastifyInstance): Promise<void> {
   app.post('/profile/set-password', { config: { auth: 'verified' }, preHandler: requirePasswordConfirmed(app) }, async (request, reply) =>
     submit(request, reply, { template: 'profile', keep: [], data: { profile: { name: request.siteUser!.name, email: request.siteUser!.email }, hasPassword: false } }, async () => {
       const locale = localeFor(app, request);
-      const set = await identities.setFirstPassword(request.siteUser!.id, field(request, 'password'), field(request, 'password_confirmation'), locale);
+      const set = await app.services.auth.setFirstPassword(request.siteUser!, field(request, 'password'), field(request, 'password_confirmation'), locale);
       return done(request, reply, '/profile', t(locale, set ? 'oidc.password.set' : 'oidc.password.already'));
     }),
   );
