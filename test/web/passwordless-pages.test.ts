@@ -121,6 +121,19 @@ describe('the pages of an account without a password', () => {
     assert.doesNotMatch(french, /mot de passe vous sera/);
   });
 
+  it('says a two-factor set-up under way in another session waits for a confirmation, not for a password', async () => {
+    const { who, client } = await providerAccount();
+    await confirmWithProvider(client, who);
+    await client.get('/security');
+    assert.equal((await client.post('/user/two-factor')).statusCode, 303);
+    const again = new WebClient(app);
+    await roundTrip(again, await again.get('/auth/corp/redirect'), who);
+    const security = text((await again.get('/security')).body);
+    assert.match(security, /Its QR code and setup key are shown only after you confirm it is you\./);
+    assert.match(security, /Confirm it is you to continue the set-up/);
+    assert.doesNotMatch(security, /your password/);
+  });
+
   it('shows one "or" before one group of other ways in on /login and /register, and no provider on /admin/login', async () => {
     const client = new WebClient(app);
     const separators = (html: string) => [...html.matchAll(/class="[^"]*\bpasskey-or\b/g)].length;
@@ -180,6 +193,15 @@ describe('the pages of an account without a password', () => {
     const stranger = await panel.postJson('/admin/two-factor/passkey', { response: new SoftPasskey().get((await panel.postJson('/admin/two-factor/passkey/options', {})).json().options) });
     assert.equal(stranger.statusCode, 422);
     assert.equal(await database.db.kysely.selectFrom('users').select('two_factor_secret').where('id', '=', user.id).executeTakeFirstOrThrow().then((row) => row.two_factor_secret), null);
+    // A challenge of the site's confirmation, in the same browser, does not answer the panel's.
+    await panel.get('/login');
+    await roundTrip(panel, await panel.get('/auth/corp/redirect'), who);
+    await panel.get('/user/confirm-password');
+    const siteAnswer = await panel.postJson('/user/confirm-password/passkey/options', {});
+    assert.equal(siteAnswer.statusCode, 200, siteAnswer.body);
+    const siteOptions = siteAnswer.json().options;
+    assert.equal((await panel.postJson('/admin/two-factor/passkey', { response: passkey.get(siteOptions) })).statusCode, 422);
+    assert.doesNotMatch((await panel.get('/admin/two-factor')).body, /data-secret>/);
     await panel.get('/admin/two-factor');
     const options = (await panel.postJson('/admin/two-factor/passkey/options', {})).json().options;
     const confirmed = await panel.postJson('/admin/two-factor/passkey', { response: passkey.get(options) });
