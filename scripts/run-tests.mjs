@@ -41,6 +41,8 @@ const SLOWEST_FIRST = [
   'test/fuzz/forms.test.ts', // 7 s
   'test/browser/page-layout.test.ts', // 11 s in a full run (2026-11-24)
   'test/browser/blog.test.ts', // 10 s in a full run (2026-11-24)
+  'test/faults/oidc-tls.test.ts', // 14 s in a full run (2026-11-27): an https provider and two server processes
+  'test/browser/oidc.test.ts', // 13 s in a full run (2026-11-27): the provider's own pages
 ];
 const rank = (file) => {
   const i = SLOWEST_FIRST.indexOf(file.split(sep).join('/'));

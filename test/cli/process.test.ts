@@ -14,6 +14,7 @@ import { migrateToLatest } from '../../src/db/migrator.js';
 import { createServices } from '../../src/services.js';
 import { TEST_APP_KEY, testConfig } from '../helpers.js';
 import { CLI_NODE_ARGS, CLI_PATH, createCliHarness, runInProcess, spawnCli, type CliHarness } from './harness.js';
+import { oncePerRun } from '../support/services.js';
 
 const COMMANDS = ['db:migrate', 'db:seed', 'db:import-laravel', 'user:create', 'admin:create', 'admin:promote', 'admin:demote', 'key:generate', 'tokens:prune'];
 
@@ -24,7 +25,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 // A database URL the configuration refuses: commands that need no database must not care.
 const NO_DATABASE = { DATABASE_URL: 'mysql://nowhere' };
 
-describe('help', () => {
+describe('help', { skip: oncePerRun('the help text') }, () => {
   for (const args of [['--help'], ['-h'], []]) {
     test(`"${args.join(' ')}" lists every command and exits 0`, async () => {
       const result = await spawnCli(args, { cwd: dir, env: NO_DATABASE });
@@ -60,7 +61,7 @@ describe('help', () => {
   });
 });
 
-describe('usage errors', () => {
+describe('usage errors', { skip: oncePerRun('the argument parser') }, () => {
   const cases: { name: string; args: string[]; message: RegExp }[] = [
     { name: 'an unknown command', args: ['users:nuke'], message: /^Unknown command "users:nuke"\. Run "npm run cli -- --help"\.\n$/ },
     { name: 'an unknown option', args: ['key:generate', '--force'], message: /^Unknown option --force for key:generate\. Run "npm run cli -- key:generate --help"\.\n$/ },
@@ -85,7 +86,7 @@ describe('usage errors', () => {
   });
 });
 
-describe('key:generate', () => {
+describe('key:generate', { skip: oncePerRun('a key written to .env') }, () => {
   test('prints a new key in the base64:<32 bytes> form, different each time, even with a broken configuration', async () => {
     const env = { ...NO_DATABASE, APP_KEY: 'not-a-key' };
     const first = await spawnCli(['key:generate'], { cwd: dir, env });

@@ -27,6 +27,13 @@ export const needsPostgres: string | false = onPostgres ? false : 'needs Postgre
 /** The `skip` option of tests of the SQLite file alone (`why`: what PostgreSQL does instead). */
 export const sqliteOnly = (why: string): string | false => (onPostgres ? `SQLite only: ${why}` : false);
 
+/**
+ * The `skip` option of tests that do not depend on the database (`what` they test: a page's
+ * layout in Chromium, the command line's help): they run once, in the SQLite run of the suite, so
+ * the PostgreSQL run (CI runs both) does not repeat them.
+ */
+export const oncePerRun = (what: string): string | false => (onPostgres ? `runs once, with SQLite: ${what}, not the database` : false);
+
 /** The `skip` option of tests that talk to the Redis at REDIS_URL. */
 export async function skipWithoutRedis(): Promise<string | false> {
   const probe = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
