@@ -126,6 +126,11 @@ describe('the pages of an account without a password, in Chromium', { skip: skip
     assert.equal(await row.getByRole('button').count(), 0, 'no Remove on the last way in');
     assert.match(await row.innerText(), /Only way to log in/);
     await look(page, 'security-last-passkey');
+    await page.goto(`${url}/locale/fr`);
+    await page.goto(`${url}/security`);
+    assert.match(await row.innerText(), /Seul moyen de connexion/);
+    await look(page, 'security-last-passkey-fr');
+    await page.goto(`${url}/locale/en`);
 
     // Promoted, the panel: in with the passkey, and the set-up begins with it.
     const user = await database.db.kysely.selectFrom('users').select('email').where('email', '=', 'ada@corp.example').executeTakeFirstOrThrow();
