@@ -4,6 +4,7 @@
 // POST /profile still takes an `email` (older forms, scripts with a session), and a different
 // one goes through that same pending change and password confirmation. PUT /api/user goes
 // through the same owner (AuthService.updateProfile), with the current password as its proof.
+import { normalizeIP } from '@fastify/rate-limit';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { t } from '../../modules/i18n/translator.js';
@@ -63,7 +64,8 @@ export async function profileRoutes(app: FastifyInstance): Promise<void> {
         password: field(request, 'password'),
         password_confirmation: field(request, 'password_confirmation'),
       };
-      await app.services.auth.changePassword(user, input, locale, request.ip, schemaErrors(request, locale));
+      // Tries counted by client as the sign-in pipeline and the API count them (an IPv6 one by its /64).
+      await app.services.auth.changePassword(user, input, locale, normalizeIP(request.ip), schemaErrors(request, locale));
       // Every session, device and token is gone; this browser stays logged in, under a new id.
       const remembered = hasRememberCookie(request);
       await app.loginSite(request, user);

@@ -182,7 +182,8 @@ export class AuthService {
    * The current password is checked here, so the form is an oracle for it to whoever holds the
    * session (a borrowed or stolen one): throttled per user + IP like the login and the password
    * confirmation. Past LOGIN_MAX_ATTEMPTS tries in a window the answer is 429 and no password is
-   * checked; a successful change clears the count.
+   * checked; a successful change clears the count. `ip` is the client as the sign-in pipeline
+   * counts it (normalizeIP: an IPv6 client by its /64), which every face passes.
    */
   async changePassword(user: User, input: PasswordChange, locale: string, ip: string, earlier: FieldErrors = {}, keep: KeptAccess = {}): Promise<void> {
     const key = `change-password|${user.id}|${ip}`;
