@@ -123,6 +123,8 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
     try {
       await signIn.prove(signIn.methods.passkey, passkeyProof(request, PASSKEY_PURPOSE), signInContext(app, request, 'panel'), (user) => user.id === admin.id);
     } catch (error) {
+      // The ceremony is a script's (JSON); a form posted by a browser here gets the error page.
+      if (!wantsJson(request)) throw error;
       const refused = refusal(error, localeFor(app, request));
       return reply.code(refused.status).headers(refused.headers).header('cache-control', 'no-store').send({ message: refused.message, errors: refused.errors });
     }
