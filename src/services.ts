@@ -45,7 +45,7 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
     sessions: new DbSessionStore(db, config.sessionLifetimeMinutes, config.sessionAbsoluteLifetimeMinutes),
     audit: new AuditService(db),
     twoFactor: new TwoFactorService(db, config.appKey, config.appName),
-    identities: new IdentityService(db),
+    identities: new IdentityService(db, config.oidcProviders.map((provider) => provider.name)),
   };
   // One deletion of an account for the security page, the panel and the CLI.
   const accountDeletion = new AccountDeletionService(db, core.audit);

@@ -34,12 +34,18 @@ export async function deleteIdentities(db: Q, userId: number, provider: string):
 }
 
 /**
- * The ways the user can sign in: a password, each passkey, each identity. Read in the caller's
- * transaction, after it locked the user's row, so two removals cannot both see "one more left".
+ * The ways the user can sign in: a password, each passkey, each identity of a provider in
+ * `providers` (the configured ones: a link to a provider since removed opens nothing). Read in the
+ * caller's transaction, after it locked the user's row, so two removals cannot both see "one more left".
  */
-export async function waysIn(db: Q, userId: number): Promise<{ password: boolean; passkeys: number; identities: number }> {
+export async function waysIn(db: Q, userId: number, providers: readonly string[]): Promise<{ password: boolean; passkeys: number; identities: number }> {
   const user = await db.selectFrom('users').select('password').where('id', '=', userId).executeTakeFirst();
-  const count = async (table: 'passkeys' | 'identities') =>
-    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', userId).executeTakeFirst())?.n ?? 0);
-  return { password: user?.password != null, passkeys: await count('passkeys'), identities: await count('identities') };
+  const passkeys = await db.selectFrom('passkeys').select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', userId).executeTakeFirst();
+  const identities = providers.length === 0 ? undefined : await db
+    .selectFrom('identities')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('user_id', '=', userId)
+    .where('provider', 'in', providers)
+    .executeTakeFirst();
+  return { password: user?.password != null, passkeys: Number(passkeys?.n ?? 0), identities: Number(identities?.n ?? 0) };
 }

@@ -38,7 +38,11 @@ export class LastWayInError extends Error {
 const NAME_MAX = 255;
 
 export class IdentityService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** The providers of OIDC_PROVIDERS: only a link to one of them is a way in. */
+    private readonly providers: readonly string[],
+  ) {}
 
   /**
    * The account of a provider's subject: the one linked to it, else a new account with the
@@ -101,7 +105,7 @@ export class IdentityService {
   async unlink(userId: number, provider: string): Promise<boolean> {
     return writeTransaction(this.db, async (trx) => {
       await lockUser(this.db, trx, userId);
-      const { linked, left } = await waysLeft(trx, userId, provider);
+      const { linked, left } = await waysLeft(trx, userId, provider, this.providers);
       if (linked === 0) return false;
       if (left < 1) throw new LastWayInError();
       return (await deleteIdentities(trx, userId, provider)) > 0;
@@ -120,12 +124,12 @@ export class IdentityService {
 
   /** Whether removing this provider would leave the user no way in (the page hides the button). */
   async isLastWayIn(userId: number, provider: string): Promise<boolean> {
-    return (await waysLeft(this.db.kysely, userId, provider)).left < 1;
+    return (await waysLeft(this.db.kysely, userId, provider, this.providers)).left < 1;
   }
 
   /** Whether the user's passkey is their only way in, so it cannot be removed (the page hides the button). */
   async passkeyIsLastWayIn(userId: number): Promise<boolean> {
-    return onlyAPasskeyLeft(await waysIn(this.db.kysely, userId));
+    return onlyAPasskeyLeft(await waysIn(this.db.kysely, userId, this.providers));
   }
 
   private async known(claims: ProviderClaims): Promise<User | undefined> {
@@ -143,12 +147,13 @@ async function lockUser(db: Db, trx: Kysely<Database>, userId: number): Promise<
 
 /**
  * Runs `remove` (a passkey's removal) in a transaction that first makes sure it leaves the user a
- * way in: LastWayInError when the user has no password, no identity and no other passkey.
+ * way in: LastWayInError when the user has no password, no identity of a configured provider
+ * (`providers`) and no other passkey.
  */
-export async function removePasskeyKeepingAWayIn(db: Db, userId: number, remove: (trx: Kysely<Database>) => Promise<boolean>): Promise<boolean> {
+export async function removePasskeyKeepingAWayIn(db: Db, userId: number, providers: readonly string[], remove: (trx: Kysely<Database>) => Promise<boolean>): Promise<boolean> {
   return writeTransaction(db, async (trx) => {
     await lockUser(db, trx, userId);
-    if (onlyAPasskeyLeft(await waysIn(trx, userId))) {
+    if (onlyAPasskeyLeft(await waysIn(trx, userId, providers))) {
       // Tried, then undone by the throw (the transaction rolls back): an id that is not the
       // user's deletes nothing and stays a plain "no such passkey".
       const removed = await remove(trx);
@@ -164,11 +169,14 @@ function onlyAPasskeyLeft(ways: { password: boolean; passkeys: number; identitie
   return !ways.password && ways.identities === 0 && ways.passkeys <= 1;
 }
 
-/** How many of the user's links are to this provider, and how many ways in stay without them. */
-async function waysLeft(db: Kysely<Database>, userId: number, provider: string): Promise<{ linked: number; left: number }> {
-  const ways = await waysIn(db, userId);
+/**
+ * How many of the user's links are to this provider, and how many ways in stay without them (a
+ * link to a provider not in `providers` is none: it opens nothing).
+ */
+async function waysLeft(db: Kysely<Database>, userId: number, provider: string, providers: readonly string[]): Promise<{ linked: number; left: number }> {
+  const ways = await waysIn(db, userId, providers);
   const linked = (await identitiesOf(db, userId)).filter((identity) => identity.provider === provider).length;
-  return { linked, left: (ways.password ? 1 : 0) + ways.passkeys + ways.identities - linked };
+  return { linked, left: (ways.password ? 1 : 0) + ways.passkeys + ways.identities - (providers.includes(provider) ? linked : 0) };
 }
 
 /** The claims' name, else the email's local part; one line, at most 255 characters. */

@@ -60,7 +60,7 @@ export class PasskeyService {
 
   constructor(
     private readonly db: Db,
-    private readonly config: Pick<Config, 'appUrl' | 'appName'>,
+    private readonly config: Pick<Config, 'appUrl' | 'appName' | 'oidcProviders'>,
     private readonly clock: () => number = Date.now,
   ) {
     // The relying party is APP_URL's host: a passkey made here works on no other site.
@@ -84,7 +84,8 @@ export class PasskeyService {
    * when it is the only way left into the account (no password, no provider, no other passkey).
    */
   remove(userId: number, id: number): Promise<boolean> {
-    return removePasskeyKeepingAWayIn(this.db, userId, (trx) => deletePasskey(trx, userId, id));
+    const providers = this.config.oidcProviders.map((provider) => provider.name);
+    return removePasskeyKeepingAWayIn(this.db, userId, providers, (trx) => deletePasskey(trx, userId, id));
   }
 
   /**
