@@ -22,6 +22,15 @@ export const LOGIN_DECAY_SECONDS = 60;
 export const VERIFICATION_MAX_SENDS = 6;
 export const VERIFICATION_DECAY_SECONDS = 60;
 
+/**
+ * The one count of guesses at a signed-in account's current password, per account and client,
+ * whichever form asks for it (the password confirmation, the password change, the API's email
+ * change): two forms must not give a borrowed session twice the guesses.
+ */
+export function currentPasswordBucket(userId: number, client: string): string {
+  return `confirm-password|${userId}|${client}`;
+}
+
 type SessionEnder = { destroyForUser(userId: number, exceptId?: string): Promise<void> };
 
 export type AuthDeps = {
@@ -163,7 +172,7 @@ export class AuthService {
     if (password === undefined || password === '') {
       throw new ValidationError({ current_password: [t(locale, 'validation.required', { attribute: attributeName('current_password', locale) })] });
     }
-    const key = `confirm-password|${user.id}|${ip}`;
+    const key = currentPasswordBucket(user.id, ip);
     const state = await this.deps.throttle.attempt(key, LOGIN_MAX_ATTEMPTS, LOGIN_DECAY_SECONDS);
     if (state.limited) {
       const message = t(locale, 'auth.throttle', { seconds: state.retryAfterSeconds, minutes: Math.ceil(state.retryAfterSeconds / 60) });
@@ -180,13 +189,13 @@ export class AuthService {
    * logs the current browser back in with a new id.
    *
    * The current password is checked here, so the form is an oracle for it to whoever holds the
-   * session (a borrowed or stolen one): throttled per user + IP like the login and the password
-   * confirmation. Past LOGIN_MAX_ATTEMPTS tries in a window the answer is 429 and no password is
-   * checked; a successful change clears the count. `ip` is the client as the sign-in pipeline
+   * session (a borrowed or stolen one): throttled per user + IP in the password confirmation's
+   * count (currentPasswordBucket). Past LOGIN_MAX_ATTEMPTS tries in a window the answer is 429
+   * and no password is checked; a successful change clears the count. `ip` is the client as the sign-in pipeline
    * counts it (normalizeIP: an IPv6 client by its /64), which every face passes.
    */
   async changePassword(user: User, input: PasswordChange, locale: string, ip: string, earlier: FieldErrors = {}, keep: KeptAccess = {}): Promise<void> {
-    const key = `change-password|${user.id}|${ip}`;
+    const key = currentPasswordBucket(user.id, ip);
     if (earlier.current_password === undefined) {
       const state = await this.deps.throttle.attempt(key, LOGIN_MAX_ATTEMPTS, LOGIN_DECAY_SECONDS);
       if (state.limited) {

@@ -2,7 +2,7 @@
 // password.confirm) on the site and on the panel: the pipeline's prove() without a sign-in after
 // it. Counted per account + address, LOGIN_MAX_ATTEMPTS a window, like a sign-in's.
 import type { User } from '../../../db/types.js';
-import { LOGIN_DECAY_SECONDS, LOGIN_MAX_ATTEMPTS } from '../../auth/auth.service.js';
+import { currentPasswordBucket, LOGIN_DECAY_SECONDS, LOGIN_MAX_ATTEMPTS } from '../../auth/auth.service.js';
 import { t } from '../../i18n/translator.js';
 import { verifyPassword } from '../../passwords/hasher.js';
 import { AppError, ValidationError, type FieldErrors } from '../../shared/errors.js';
@@ -25,7 +25,7 @@ export function passwordConfirmationMethod(): SignInMethod<PasswordConfirmationP
       if (Object.keys(earlier).length > 0) throw new ValidationError(earlier);
     },
     throttle: ({ user }, { client, locale }) => ({
-      key: `confirm-password|${user.id}|${client}`,
+      key: currentPasswordBucket(user.id, client),
       max: LOGIN_MAX_ATTEMPTS,
       decaySeconds: LOGIN_DECAY_SECONDS,
       limited: (seconds) => {
