@@ -1,6 +1,7 @@
-// Email + password, on the site's form, the panel's and POST /api/tokens. Each realm counts its
-// attempts in a bucket of its own (per normalized email + address) and speaks its own refusals:
-// the site's and the panel's in the visitor's language on the email field (LOGIN_MAX_ATTEMPTS a
+// Email + password, on the site's form, the panel's and POST /api/tokens. The three count their
+// attempts in one bucket (per normalized email + address): one password behind three doors, whose
+// guesses must not add up to three allowances. Each realm keeps its own limit and refusals: the
+// site's and the panel's in the visitor's language on the email field (LOGIN_MAX_ATTEMPTS a
 // window), the API's in English, Laravel's (LOGIN_RATE_LIMIT a minute, 0 for none; 401, 429).
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { attributeName, t } from '../../i18n/translator.js';
@@ -9,7 +10,7 @@ import { AppError, ValidationError, type FieldErrors } from '../../shared/errors
 import { throttleEmail } from '../../throttle/throttle.js';
 import type { UserService } from '../../users/users.service.js';
 import { LOGIN_DECAY_SECONDS, LOGIN_MAX_ATTEMPTS } from '../../auth/auth.service.js';
-import type { Realm, SignInMethod, ThrottlePolicy } from '../method.js';
+import type { SignInMethod, ThrottlePolicy } from '../method.js';
 
 /** POST /api/tokens' one answer for an unknown email and a wrong password. */
 export const INVALID_CREDENTIALS = 'The provided credentials are incorrect.';
@@ -26,8 +27,6 @@ export type PasswordProof = {
 
 const hasErrors = (errors: FieldErrors | undefined): errors is FieldErrors => errors !== undefined && Object.keys(errors).length > 0;
 
-// The throttle bucket's prefix per realm, as they always were (a count survives this code).
-const BUCKET: Record<Realm, string> = { site: 'login', panel: 'admin-login', api: 'api-login' };
 
 /** Signing in with the account's email and password. */
 export function passwordMethod(deps: { users: Pick<UserService, 'attempt'>; apiAttempts: number }): SignInMethod<PasswordProof> {
@@ -53,7 +52,7 @@ export function passwordMethod(deps: { users: Pick<UserService, 'attempt'>; apiA
     // Normalized as the form's check is (case, look-alike forms); a shared store keeps only an
     // HMAC of the key.
     throttle({ email }, { realm, client, locale }): ThrottlePolicy | null {
-      const key = `${BUCKET[realm]}|${throttleEmail(email)}|${client}`;
+      const key = `login|${throttleEmail(email)}|${client}`;
       if (realm === 'api') {
         const max = deps.apiAttempts;
         return max === 0 ? null : { key, max, decaySeconds: 60, limited: (seconds) => tooManyAttempts(max, seconds) };
