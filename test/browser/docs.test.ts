@@ -7,12 +7,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, seriousA11yViolations, skipWithoutChromium, startServer, type RunningServer } from '../support/browser.js';
-import { oncePerRun } from '../support/services.js';
 
 const SHOTS = process.env.SCREENSHOT_DIR;
 const SWAGGER_MARKUP = new Set(['nested-interactive', 'select-name']);
 
-describe('/docs in Chromium', { skip: skipWithoutChromium || oncePerRun('Swagger UI') }, () => {
+describe('/docs in Chromium', { skip: skipWithoutChromium }, () => {
   let server: RunningServer;
   let browser: Browser;
   let page: Page;

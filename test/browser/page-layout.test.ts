@@ -11,14 +11,13 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { createUser } from '../helpers.js';
 import { assertAccessibleLightAndDark, launchBrowser, logInWithForm, screenshotLightAndDark, skipWithoutChromium, startServer, type RunningServer } from '../support/browser.js';
-import { oncePerRun } from '../support/services.js';
 
 const SHOTS = process.env.SCREENSHOT_DIR;
 const DESKTOP = { width: 1280, height: 860 };
 
 type Box = { left: number; width: number };
 
-describe('page layout at 1280 px in Chromium', { skip: skipWithoutChromium || oncePerRun('the pages\' layout') }, () => {
+describe('page layout at 1280 px in Chromium', { skip: skipWithoutChromium }, () => {
   let server: RunningServer;
   let browser: Browser;
 

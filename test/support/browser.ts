@@ -1,7 +1,9 @@
 // Browser-test support: a real server on a free loopback port, Debian's Chromium driven by
 // playwright-core (launchBrowser, the one place that starts it), and an axe-core accessibility
-// check. Tests skip (with the reason printed) only where Chromium is not installed, and never
-// under CI=true (support/services.ts).
+// check. Tests skip (with the reason printed) where Chromium is not installed, and never under
+// CI=true (support/services.ts). They run once, in the SQLite run of the suite: they test what
+// the browser shows and does, and every flow they drive also runs through app.inject on both
+// databases.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -12,12 +14,13 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
 import { createTestDatabase, testConfig, type TestDatabase } from '../helpers.js';
-import { skipWithout } from './services.js';
+import { oncePerRun, skipWithout } from './services.js';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM_PATH);
-/** Pass as the `skip` option of a browser test: false, or the reason it cannot run here. */
-export const skipWithoutChromium: string | false = skipWithout(hasChromium ? false : `Chromium not found at ${CHROMIUM_PATH}`);
+/** Pass as the `skip` option of a browser test: false, or the reason it does not run here. */
+export const skipWithoutChromium: string | false =
+  skipWithout(hasChromium ? false : `Chromium not found at ${CHROMIUM_PATH}`) || oncePerRun('what the browser shows and does');
 
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
