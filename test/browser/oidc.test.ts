@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
-import { buildApp } from '../../src/app.js';
-import { createTestDatabase, testConfig, type TestDatabase } from '../helpers.js';
-import { assertAccessibleLightAndDark, launchBrowser, listenWithAppUrl, screenshotLightAndDark, skipWithoutChromium } from '../support/browser.js';
-import { startTestProvider, type TestProvider } from '../support/oidc-provider.js';
+import { createTestDatabase, type TestDatabase } from '../helpers.js';
+import { assertAccessibleLightAndDark, launchBrowser, listenWithProvider, screenshotLightAndDark, skipWithoutChromium } from '../support/browser.js';
+import type { TestProvider } from '../support/oidc-provider.js';
 
 describe('sign-in with a provider in Chromium', { skip: skipWithoutChromium }, () => {
   let database: TestDatabase;
@@ -21,12 +20,7 @@ describe('sign-in with a provider in Chromium', { skip: skipWithoutChromium }, (
 
   before(async () => {
     database = await createTestDatabase();
-    // The provider registers the app's callback, whose port is known only once chosen.
-    ({ app, url } = await listenWithAppUrl('localhost', async (address) => {
-      await provider?.close();
-      provider = await startTestProvider([`${address}/auth/corp/callback`]);
-      return buildApp(testConfig({ APP_URL: address, ...provider.env('corp') }), { db: database.db });
-    }));
+    ({ app, url, provider } = await listenWithProvider(database));
     browser = await launchBrowser();
   });
   after(async () => {

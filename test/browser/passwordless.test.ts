@@ -9,12 +9,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
-import { buildApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
-import { createTestDatabase, testConfig, type TestDatabase } from '../helpers.js';
+import { createTestDatabase, type TestDatabase } from '../helpers.js';
 import { runInProcess } from '../cli/harness.js';
-import { assertAccessibleLightAndDark, launchBrowser, listenWithAppUrl, screenshotLightAndDark, skipWithoutChromium } from '../support/browser.js';
-import { startTestProvider, type TestProvider } from '../support/oidc-provider.js';
+import { assertAccessibleLightAndDark, launchBrowser, listenWithProvider, screenshotLightAndDark, skipWithoutChromium } from '../support/browser.js';
+import type { TestProvider } from '../support/oidc-provider.js';
 
 describe('the pages of an account without a password, in Chromium', { skip: skipWithoutChromium }, () => {
   let database: TestDatabase;
@@ -26,12 +25,7 @@ describe('the pages of an account without a password, in Chromium', { skip: skip
 
   before(async () => {
     database = await createTestDatabase();
-    ({ app, url } = await listenWithAppUrl('localhost', async (address) => {
-      await provider?.close();
-      provider = await startTestProvider([`${address}/auth/corp/callback`]);
-      config = testConfig({ APP_URL: address, ...provider.env('corp') });
-      return buildApp(config, { db: database.db });
-    }));
+    ({ app, url, provider, config } = await listenWithProvider(database));
     browser = await launchBrowser();
   });
   after(async () => {

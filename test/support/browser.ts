@@ -14,6 +14,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
 import { createTestDatabase, testConfig, type TestDatabase } from '../helpers.js';
+import { startTestProvider, type TestProvider } from './oidc-provider.js';
 import { oncePerRun, skipWithout } from './services.js';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -46,6 +47,23 @@ export function freePort(): Promise<number> {
  * that port. The port is free when chosen but may be taken before the app listens (a parallel
  * test's connection can get it): then the app is closed and another port is tried.
  */
+/**
+ * A listening app on a free localhost port with a real provider named `corp` registered for its
+ * callback: the provider starts once the port (and so the redirect URI) is known, again if a
+ * port is taken.
+ */
+export async function listenWithProvider(database: TestDatabase): Promise<{ app: FastifyInstance; url: string; provider: TestProvider; config: Config }> {
+  let provider: TestProvider | undefined;
+  let config: Config | undefined;
+  const { app, url } = await listenWithAppUrl('localhost', async (address) => {
+    await provider?.close();
+    provider = await startTestProvider([`${address}/auth/corp/callback`]);
+    config = testConfig({ APP_URL: address, ...provider.env('corp') });
+    return buildApp(config, { db: database.db });
+  });
+  return { app, url, provider: provider!, config: config! };
+}
+
 export async function listenWithAppUrl(host: string, build: (url: string) => Promise<FastifyInstance>): Promise<{ app: FastifyInstance; url: string; port: number }> {
   for (let attempt = 1; ; attempt += 1) {
     const port = await freePort();
