@@ -110,6 +110,13 @@ export type AxeViolation = { id: string; impact: string | null; help: string; no
  * evaluated through the DevTools protocol, so the page's CSP (no inline script) stays on.
  */
 export async function seriousA11yViolations(page: Page): Promise<AxeViolation[]> {
+  // Colours judged as they end, not halfway: a colour scheme just switched (emulateMedia) starts
+  // CSS transitions (Swagger UI's links and buttons have them), and axe on a loaded machine read
+  // mid-transition colours as too little contrast.
+  await page.evaluate(async () => {
+    document.body.getBoundingClientRect();
+    await Promise.all(document.getAnimations().filter((animation) => animation instanceof CSSTransition).map((animation) => animation.finished.catch(() => undefined)));
+  });
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
     const axe = (globalThis as unknown as { axe: { run(context: Document): Promise<{ violations: AxeViolation[] }> } }).axe;
