@@ -7,10 +7,13 @@
 // Retry-After (seconds) and X-RateLimit-Reset (Unix time), with the envelope "Too Many Attempts.".
 // Counters live in memory (one process), Redis or the database (shared by every instance).
 // When Redis or the database fails, the request limit lets requests through, except on the
-// routes that check a password, which keep counting in this process (see below).
+// routes that check a password, which keep counting in this process (see below). Redis is asked
+// through its client's breaker (modules/rate-limit/breaker.ts): after failures in a row it is
+// skipped, without waiting, until a background probe finds it answering again.
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, onSendHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
+import { breakerFor } from '../modules/rate-limit/breaker.js';
 import { DatabaseRateLimitStore } from '../modules/rate-limit/database-store.js';
 import { connectedOnce, rateLimitNamespace } from '../modules/rate-limit/redis.js';
 import { tooManyAttempts } from '../modules/rate-limit/too-many-attempts.js';
@@ -84,20 +87,32 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
     }
     return allowed;
   };
-  const guarded =
-    (limiter: Limiter): Limiter =>
-    (request) =>
-      limiter(request).catch((error: unknown) => storeFailed(request, error));
+  // Redis's breaker: a limiter's call to Redis goes through it, and while it is open the call
+  // fails at once into the fallbacks below. Its opening and closing are logged once each.
+  const breaker = redis === null ? null : breakerFor(redis);
+  if (breaker !== null) {
+    const unsubscribe = breaker.onChange((state, previous) => {
+      if (previous === 'closed') app.log.warn('rate limit store: Redis failing; skipped until it answers again, limits count in this process meanwhile');
+      else if (state === 'closed') app.log.info('rate limit store: Redis answers again');
+    });
+    app.addHook('onClose', async () => void unsubscribe());
+  }
+  const viaBreaker = (limiter: Limiter): Limiter => (breaker === null ? limiter : (request) => breaker.run(() => limiter(request)));
+
+  const guarded = (limiter: Limiter): Limiter => {
+    const call = viaBreaker(limiter);
+    return (request) => call(request).catch((error: unknown) => storeFailed(request, error));
+  };
 
   // On a route that checks a password, letting requests through would give whoever can knock
   // Redis over unlimited guesses (a credential-stuffing run from one IP meets no per-email limit).
   // There the request limit counts through the account throttle instead, whose store falls back
   // to this process's memory (modules/throttle/fallback-store.ts, which also logs the one warning
   // a minute): still limited, per instance, until the shared store answers again.
-  const counted =
-    (limiter: Limiter): Limiter =>
-    (request) =>
-      limiter(request).catch(async (): Promise<Check> => {
+  const counted = (limiter: Limiter): Limiter => {
+    const call = viaBreaker(limiter);
+    return (request) =>
+      call(request).catch(async (): Promise<Check> => {
         const key = apiBucket(request);
         const { hits, resetAt } = await throttle.hit(`api|${key}`, WINDOW_MS / 1000);
         const max = config.apiRateLimit;
@@ -105,6 +120,7 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
         const remaining = Math.max(0, max - hits);
         return { isAllowed: false, key, max, timeWindow: WINDOW_MS, remaining, ttl, ttlInSeconds: Math.ceil(ttl / 1000), isExceeded: hits > max, isBanned: false };
       });
+  };
 
   const requests = app.createRateLimit();
   // Failed token authentications, per IP. Without it a client could send made-up token ids,

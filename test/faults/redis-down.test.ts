@@ -6,20 +6,18 @@
 // Each test stops a redis-server of this file's own, on a free port: the shared one on 6379 is
 // never touched.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import bcrypt from 'bcryptjs';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { rateLimitNamespace } from '../../src/modules/rate-limit/redis.js';
 import { createTestDatabase, createUser, testConfig, type TestDatabase } from '../helpers.js';
 import { freePort } from '../support/browser.js';
 import { WebClient } from '../support/client.js';
+import { OwnRedis } from '../support/redis-server.js';
 import { skipWithoutRedisServer } from '../support/services.js';
 import { login } from '../web/support.js';
 
@@ -28,66 +26,6 @@ const THROTTLE_WARNING = 'throttle store failed; counting in this process only';
 const OPEN_WARNING = 'rate limit store failed; request not limited';
 
 const skip = skipWithoutRedisServer();
-
-/** A redis-server of this test's own: no persistence, so a restart starts empty. */
-class OwnRedis {
-  private child: ChildProcess | null = null;
-  constructor(readonly port: number) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000);
-      child.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server exited with ${code}: ${output}`));
-      });
-    });
-    child.stdout!.resume();
-    child.stderr!.resume();
-  }
-
-  /** SIGTERM, as an operator's `systemctl stop` sends; nothing is saved (--save ""). */
-  async stop(): Promise<void> {
-    const child = this.child;
-    this.child = null;
-    if (child === null || child.exitCode !== null) return;
-    child.kill('SIGCONT');
-    child.kill('SIGTERM');
-    await once(child, 'exit');
-  }
-
-  /** Freezes or thaws the server: connections stay open, nothing is answered meanwhile. */
-  signal(signal: 'SIGSTOP' | 'SIGCONT'): void {
-    this.child?.kill(signal);
-  }
-
-  get running(): boolean {
-    return this.child !== null && this.child.exitCode === null;
-  }
-
-  async keys(pattern: string): Promise<string[]> {
-    const client = new Redis(this.url, { maxRetriesPerRequest: 0, retryStrategy: () => null });
-    try {
-      return await client.keys(pattern);
-    } finally {
-      client.disconnect();
-    }
-  }
-}
 
 type Running = { app: FastifyInstance; database: TestDatabase; appKey: Buffer; warnings(message: string): number; log(): string; close(): Promise<void> };
 

@@ -1,9 +1,12 @@
 // Whether the store RATE_LIMIT_STORE names answers right now, for GET /up. Asked of the store
 // itself each time (a Redis PING, a read of the rate_limits table), not inferred from the last
-// request's luck, so a probe after the store came back says so at once.
+// request's luck, so a probe after the store came back says so at once. Redis is asked through
+// its breaker (breaker.ts): while the breaker is open the answer is "not ok" at once, instead of
+// waiting out the command timeout of a frozen Redis, and its background probe says when it is back.
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/connect.js';
+import { breakerFor } from './breaker.js';
 import { connectedOnce } from './redis.js';
 
 export type LimitStoreState = { kind: Config['rateLimitStore']; ok: boolean };
@@ -13,9 +16,12 @@ export async function limitStoreState(kind: Config['rateLimitStore'], stores: { 
   if (kind === 'memory') return { kind, ok: true };
   try {
     if (kind === 'redis') {
-      if (stores.redis === null) return { kind, ok: false };
-      await connectedOnce(stores.redis);
-      await stores.redis.ping();
+      const redis = stores.redis;
+      if (redis === null) return { kind, ok: false };
+      await breakerFor(redis).run(async () => {
+        await connectedOnce(redis);
+        await redis.ping();
+      });
     } else {
       // The table itself, not only the connection: a missing or unreadable table fails the
       // limits as surely as a closed database.

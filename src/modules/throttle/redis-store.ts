@@ -1,6 +1,9 @@
 // Throttle counts in Redis (RATE_LIMIT_STORE=redis), shared by every instance of a deployment:
 // keys under the deployment's namespace (rateLimitNamespace), windows kept by Redis's expiry.
+// Every command goes through the client's breaker (rate-limit/breaker.ts): while it is open the
+// store fails at once, and FallbackThrottleStore counts in this process without waiting.
 import type { Redis } from 'ioredis';
+import { breakerFor, type Breaker } from '../rate-limit/breaker.js';
 import { connectedOnce } from '../rate-limit/redis.js';
 import { sharedBucketName, type Bucket, type ThrottleStore } from './throttle.js';
 
@@ -31,28 +34,37 @@ export type RedisThrottleOptions = {
 };
 
 export class RedisThrottleStore implements ThrottleStore {
+  private readonly breaker: Breaker;
+
   /** `redis` is made by createRedisClient (lazy, no offline queue); its owner disconnects it. */
   constructor(
     private readonly redis: Redis,
     private readonly options: RedisThrottleOptions,
-  ) {}
+  ) {
+    this.breaker = breakerFor(redis);
+  }
 
   async hit(key: string, decayMs: number, now: number): Promise<Bucket> {
-    await connectedOnce(this.redis);
-    const [hits, ttl] = parsePair(await this.redis.eval(HIT, 1, this.name(key), Math.max(1, Math.round(decayMs))));
+    const [hits, ttl] = parsePair(await this.command(() => this.redis.eval(HIT, 1, this.name(key), Math.max(1, Math.round(decayMs)))));
     if (hits === null) throw new Error('throttle script returned nothing');
     return { hits, resetAt: now + ttl };
   }
 
   async get(key: string, now: number): Promise<Bucket | null> {
-    await connectedOnce(this.redis);
-    const [hits, ttl] = parsePair(await this.redis.eval(GET, 1, this.name(key)));
+    const [hits, ttl] = parsePair(await this.command(() => this.redis.eval(GET, 1, this.name(key))));
     return hits === null ? null : { hits, resetAt: now + ttl };
   }
 
   async clear(key: string): Promise<void> {
-    await connectedOnce(this.redis);
-    await this.redis.del(this.name(key));
+    await this.command(() => this.redis.del(this.name(key)));
+  }
+
+  /** One command, once the first connection is up, through the breaker. */
+  private command<T>(send: () => Promise<T>): Promise<T> {
+    return this.breaker.run(async () => {
+      await connectedOnce(this.redis);
+      return send();
+    });
   }
 
   private name(key: string): string {
