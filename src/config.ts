@@ -15,6 +15,8 @@ export type MailConfig = {
   encryption: 'tls' | 'starttls' | 'none';
   fromAddress: string;
   fromName: string;
+  /** The log mailer keeps this many of its newest mails in DATA_DIR/mail and deletes older ones (MAIL_LOG_KEEP). */
+  logKeep: number;
 };
 
 /** One OpenID Connect provider of OIDC_PROVIDERS (docs/oidc.md). */
@@ -365,6 +367,7 @@ export function loadConfig(env: Env = process.env): Config {
       encryption: oneOf(env, 'MAIL_ENCRYPTION', ['tls', 'starttls', 'none'] as const, 'none'),
       fromAddress,
       fromName: str(env, 'MAIL_FROM_NAME', str(env, 'APP_NAME', 'Tessera')),
+      logKeep: int(env, 'MAIL_LOG_KEEP', 200, 1),
     },
     oidcProviders: oidcProviders(env, production),
   };

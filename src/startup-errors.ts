@@ -202,6 +202,13 @@ export function startupWarnings(config: Config): string[] {
       'APP_URL is https but TRUSTED_PROXIES is empty: requests that reach the service over http (from a TLS-terminating proxy) get no session cookie, so logins fail and every form answers 419. Set TRUSTED_PROXIES to the proxy\'s address.',
     );
   }
+  // The log mailer sends nothing: in production no reset or verification mail reaches anyone,
+  // and the links that would have are written to disk instead.
+  if (config.env === 'production' && config.mail.mailer === 'log') {
+    warnings.push(
+      `MAIL_MAILER is log in production: no mail is sent, and every reset and verification link is written to ${config.dataDir}/mail instead (the newest ${config.mail.logKeep} kept). Set MAIL_MAILER=smtp and MAIL_HOST.`,
+    );
+  }
   return warnings;
 }
 

@@ -42,7 +42,8 @@ describe('APP_URL https behind a proxy, as the real process', () => {
   });
 
   it('warns once at start, naming TRUSTED_PROXIES, when it is empty; and sets no cookie over http', async () => {
-    const server = await startServerProcess({ NODE_ENV: 'production', APP_URL, DATABASE_URL: database.url, DATA_DIR: database.dataDir });
+    // MAIL_MAILER=smtp: the log mailer has a production warning of its own (test/faults/mail-log-warning.test.ts).
+    const server = await startServerProcess({ NODE_ENV: 'production', APP_URL, MAIL_MAILER: 'smtp', DATABASE_URL: database.url, DATA_DIR: database.dataDir });
     try {
       assert.equal(await sessionCookieOf(server.url), null);
       // A client's X-Forwarded-Proto is not believed: no proxy is trusted.
@@ -56,7 +57,7 @@ describe('APP_URL https behind a proxy, as the real process', () => {
   });
 
   it('does not warn when the proxy is trusted, and then sets the Secure cookie on what it forwards as https', async () => {
-    const server = await startServerProcess({ NODE_ENV: 'production', APP_URL, TRUSTED_PROXIES: 'loopback', DATABASE_URL: database.url, DATA_DIR: database.dataDir });
+    const server = await startServerProcess({ NODE_ENV: 'production', APP_URL, TRUSTED_PROXIES: 'loopback', MAIL_MAILER: 'smtp', DATABASE_URL: database.url, DATA_DIR: database.dataDir });
     try {
       const cookie = await sessionCookieOf(server.url, { 'x-forwarded-proto': 'https' });
       assert.match(cookie ?? '', /; Secure/);

@@ -211,6 +211,16 @@ async function startOnce(env: Record<string, string>, port: number, waitMs: numb
   };
 }
 
+/** The messages of the warning lines (pino's level 40) in a process's output. */
+export function warningsIn(output: string): string[] {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level?: number; msg?: string })
+    .filter((line) => line.level === 40)
+    .map((line) => line.msg ?? '');
+}
+
 /** Issues a token over HTTP; throws unless 200. */
 export async function issueTokenHttp(url: string, email: string, password: string, device = 'load'): Promise<string> {
   const response = await fetch(`${url}/api/tokens`, {

@@ -1,13 +1,14 @@
 // The mail transports, chosen by MAIL_MAILER: `smtp` (nodemailer) or `log` (development: the
 // whole message is written to <data>/mail/*.eml with a decoded copy beside it for /_dev/mail,
-// and the log line names its recipient and subject; outside production also its first link).
+// and the log line names its recipient and subject; outside production also its first link; only
+// the newest MAIL_LOG_KEEP mails are kept).
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { MailConfig } from '../../config.js';
 import { linksIn } from './links.js';
-import { mailId, type StoredMail } from './mailbox.js';
+import { mailId, pruneMails, type StoredMail } from './mailbox.js';
 
 export type OutgoingMail = { to: string; subject: string; text: string; html: string };
 
@@ -65,6 +66,11 @@ export type LogMailerOptions = {
 
 export class LogMailer implements Mailer {
   private readonly transport: Transport;
+  /** Mails this process wrote; the directory is pruned at the first and then every pruneEvery. */
+  private written = 0;
+  private readonly pruneEvery: number;
+  /** The time of this process's last mail, in ms: each new mail's is later. */
+  private lastTime = 0;
 
   constructor(
     private readonly config: MailConfig,
@@ -74,13 +80,17 @@ export class LogMailer implements Mailer {
     private readonly options: LogMailerOptions = { development: false },
   ) {
     this.transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+    // Listing the directory at every mail would cost more than writing the mail: once per tenth
+    // of MAIL_LOG_KEEP, so the directory holds at most that many mails over the limit.
+    this.pruneEvery = Math.max(1, Math.ceil(config.logKeep / 10));
   }
 
   async send(mail: OutgoingMail): Promise<void> {
     const info = await this.transport.sendMail({ from: from(this.config), ...mail });
     const message = (info as { message: Buffer | string }).message;
     await mkdir(this.directory, { recursive: true });
-    const now = new Date();
+    // Ids sort by time: two mails of one millisecond would keep (and list) in a random order.
+    const now = new Date((this.lastTime = Math.max(Date.now(), this.lastTime + 1)));
     const id = mailId(now, randomBytes(3).toString('hex'));
     const links = linksIn(mail.text);
     // The .eml first: a mail is listed (from its .json) only once its whole message is there.
@@ -95,6 +105,21 @@ export class LogMailer implements Mailer {
     // files already hold the same link in clear, on the same disk, for whoever reads the log.
     const link = this.options.development ? links[0] : undefined;
     this.logger.info({ to: mail.to, subject: mail.subject, ...(link === undefined ? {} : { link }) }, 'mail written to the mail directory');
+    await this.pruneNowAndThen();
+  }
+
+  /**
+   * Keeps the newest MAIL_LOG_KEEP mails: without it the directory grew with every mail, for
+   * ever (15 MB in one test, one alert per new device). The first mail of a process prunes, so a
+   * directory left large by an earlier run shrinks at once. A failure is logged, never the mail's.
+   */
+  private async pruneNowAndThen(): Promise<void> {
+    if (this.written++ % this.pruneEvery !== 0) return;
+    try {
+      await pruneMails(this.directory, this.config.logKeep);
+    } catch (error) {
+      this.logger.error({ code: (error as { code?: unknown }).code }, 'the mail directory could not be pruned');
+    }
   }
 
   close(): void {
