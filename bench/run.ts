@@ -6,8 +6,9 @@
 // measured alternately, REPEATS times each, each side in two processes, and the best turn of each
 // side counts: drift and other work on the machine then weigh on both sides alike. `--quick` (or
 // BENCH_QUICK=1) shortens every phase for a smoke run; `--only workers` runs only the worker
-// scenario. The full run takes about eleven minutes with PostgreSQL.
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+// scenario, `--only redis` only the frozen-Redis one. The full run takes about eleven minutes with
+// PostgreSQL.
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { createServer } from 'node:net';
@@ -17,10 +18,14 @@ import { load, loadTool, type LoadResult, type Request } from './load.js';
 import { BENCH_EMAIL, BENCH_PASSWORD, copyToPostgres, dropPostgres, seedBenchDatabase, serviceEnv, type BenchData } from './seed.js';
 import type { ParentMessage, ServerMessage } from './server.js';
 import { underSlowloris } from './slowloris.js';
+import { OwnRedis } from '../test/support/redis-server.js';
 
 const quick = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
 /** `--only workers`: only the worker-process scenario (a minute rather than eleven). */
-const onlyWorkers = process.argv.includes('--only') && process.argv[process.argv.indexOf('--only') + 1] === 'workers';
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const onlyWorkers = only === 'workers';
+/** `--only redis`: only the frozen-Redis scenario (about a minute). */
+const onlyRedis = only === 'redis';
 const SECONDS = quick ? 3 : 10;
 // Many short turns rather than two long ones: on a shared machine whose speed drifts from one
 // minute to the next, the best of many turns is far steadier than the best of two. Eight, not
@@ -172,6 +177,53 @@ async function benchWorkers(database: string, data: BenchData): Promise<{ rows: 
     ],
     all: [single, double, singlePipelined, doublePipelined],
   };
+}
+
+/**
+ * GET /api/user with RATE_LIMIT_STORE=redis (the request limit on, so every request asks Redis)
+ * while its Redis is frozen (SIGSTOP) against while it is healthy, on SQLite. Each frozen turn
+ * freezes a redis-server of the bench's own just before it starts and lasts SECONDS, so the
+ * first second of the freeze, which the requests under way wait out (the client's command
+ * timeout) until the breaker opens, counts in it; between turns Redis is thawed and the turn
+ * waits for /up to say the store is back (the breaker closed). Healthy and frozen turns alternate.
+ */
+async function benchFrozenRedis(database: string, data: BenchData): Promise<{ rows: Row[]; all: LoadResult[] }> {
+  console.log('\n## A frozen Redis (SQLite)');
+  if (spawnSync('redis-server', ['--version']).status !== 0) {
+    log('redis-server is not installed: scenario left out');
+    return { rows: [], all: [] };
+  }
+  const redis = new OwnRedis(await freePort());
+  await redis.start();
+  try {
+    const service = await start('./server.ts', { ...serviceEnv(database, dir), RATE_LIMIT_STORE: 'redis', REDIS_URL: redis.url, API_RATE_LIMIT: '100000000' });
+    const storeOk = async () => ((await (await fetch(`${service.origin}/up`)).json()) as { status: string }).status === 'ok';
+    await load({ origin: service.origin, requests: userRequest(data), seconds: WARMUP, connections: CONNECTIONS });
+    let healthy: Measured | undefined;
+    let frozen: Measured | undefined;
+    for (let i = 0; i < (quick ? 1 : 2); i += 1) {
+      healthy = best(healthy, await once(service, userRequest(data), SECONDS, CONNECTIONS));
+      redis.signal('SIGSTOP');
+      try {
+        frozen = best(frozen, await once(service, userRequest(data), SECONDS, CONNECTIONS));
+      } finally {
+        redis.signal('SIGCONT');
+      }
+      for (let tries = 0; !(await storeOk()); tries += 1) {
+        if (tries > 200) throw new Error('the rate-limit store did not come back within 20 s of the thaw');
+        await sleep(100);
+      }
+    }
+    await stop(service);
+    report('GET /api/user, RATE_LIMIT_STORE=redis, healthy', healthy!);
+    report(`GET /api/user, RATE_LIMIT_STORE=redis, frozen (SIGSTOP) for the ${SECONDS} s measured`, frozen!);
+    return {
+      rows: [{ scenario: 'GET /api/user while Redis is frozen', measured: frozen!, against: `Redis healthy (${fmt(healthy!.rps)} req/s)`, ratio: frozen!.rps / healthy!.rps, target: 0.5, higherIsBetter: true }],
+      all: [healthy!, frozen!],
+    };
+  } finally {
+    await redis.stop();
+  }
 }
 
 function rssMiB(pid: number): number {
@@ -407,7 +459,7 @@ async function main(): Promise<void> {
   log('seeding: 1,000 posts and 100 tokens…');
   const small = await seedBenchDatabase(join(dir, 'small.db'), { posts: 1_000, tokens: 100 });
   copyFileSync(join(dir, 'small.db'), join(dir, 'small-2.db'));
-  const targets = onlyWorkers ? [] : await databaseTargets();
+  const targets = onlyWorkers || onlyRedis ? [] : await databaseTargets();
   let errors = 0;
   for (const { target, large } of targets) {
     console.log(`\n## ${target.name}`);
@@ -415,9 +467,15 @@ async function main(): Promise<void> {
     printTable(rows);
     errors += all.reduce((n, r) => n + r.errors + r.non2xx, 0);
   }
-  const workers = await benchWorkers(join(dir, 'small-2.db'), small);
-  printTable(workers.rows);
-  errors += workers.all.reduce((n, r) => n + r.errors + r.non2xx, 0);
+  const scenarios = [
+    ...(onlyRedis ? [] : [() => benchWorkers(join(dir, 'small-2.db'), small)]),
+    ...(onlyWorkers ? [] : [() => benchFrozenRedis(join(dir, 'small.db'), small)]),
+  ];
+  for (const scenario of scenarios) {
+    const { rows, all } = await scenario();
+    if (rows.length > 0) printTable(rows);
+    errors += all.reduce((n, r) => n + r.errors + r.non2xx, 0);
+  }
   if (errors > 0) console.log(`\nWARNING: ${errors} requests failed or were not 2xx; the figures above are not trustworthy.`);
   console.log(`\nTotal time ${((Date.now() - started) / 1000).toFixed(0)} s; load average after: ${loadavg().map((n) => n.toFixed(2)).join(', ')}.`);
 }
