@@ -2,8 +2,9 @@
 // Node 20 has no glob in --test, so the files are listed here. Extra arguments are passed on,
 // e.g. `npm test -- test/api/tokens.test.ts` to run one file.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { join, sep } from 'node:path';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -50,8 +51,34 @@ const rank = (file) => {
 };
 const order = (a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
 
+// The developer's own ./data (their database, app.key, the mails /_dev/mail lists) is no place
+// for a test: every app, server and CLI process of the suite gets a temporary DATA_DIR
+// (testDataDir in test/helpers.ts). Whatever path a test takes to write there, the run fails.
+const DATA = fileURLToPath(new URL('../data', import.meta.url));
+
+/** Every entry under ./data (and ./data itself) with its kind, size and modification time. */
+function snapshot(path = DATA, entries = new Map()) {
+  let stat;
+  try {
+    stat = lstatSync(path);
+  } catch {
+    return entries;
+  }
+  entries.set(join('data', relative(DATA, path)), `${stat.isDirectory() ? 'dir' : stat.size}@${stat.mtimeMs}`);
+  if (stat.isDirectory()) for (const name of readdirSync(path)) snapshot(join(path, name), entries);
+  return entries;
+}
+
+function changes(before, after) {
+  const found = [];
+  for (const [name, value] of after) if (before.get(name) !== value) found.push(`${before.has(name) ? 'changed' : 'created'} ${name}`);
+  for (const name of before.keys()) if (!after.has(name)) found.push(`deleted ${name}`);
+  return found;
+}
+
 const args = process.argv.slice(2);
 const files = args.length > 0 ? args : find('test').sort(order);
+const dataBefore = snapshot();
 const result = spawnSync(
   process.execPath,
   // A test that hangs fails after 5 minutes (the longest file takes about 30 s) instead of holding the whole run (and CI) forever.
@@ -60,4 +87,12 @@ const result = spawnSync(
   ['--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=300000', '--test-reporter=spec', ...files],
   { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
 );
+const dataChanges = changes(dataBefore, snapshot());
+if (dataChanges.length > 0) {
+  const shown = dataChanges.slice(0, 10).join(', ') + (dataChanges.length > 10 ? `, and ${dataChanges.length - 10} more` : '');
+  process.stderr.write(
+    `\nThe tests changed the repository's ./data (${shown}): a test must use a temporary DATA_DIR and DATABASE_URL (testDataDir in test/helpers.ts). A server of your own writing to ./data during the run shows here too.\n`,
+  );
+  process.exit(1);
+}
 process.exit(result.status ?? 1);

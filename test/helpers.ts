@@ -83,10 +83,28 @@ export async function createTestDatabase(options: { file?: boolean; sqlite?: boo
   };
 }
 
-/** The test configuration: quiet, no rate limits, a fixed key; `env` overrides any variable. */
+let dataDir: string | null = null;
+
+/**
+ * This test process's DATA_DIR: a temporary directory, removed when the process exits. The apps,
+ * servers and CLI processes the tests start use it unless told otherwise, so that the
+ * developer's own ./data (the mails /_dev/mail lists, app.key, the database) never holds a
+ * test's leftovers; scripts/run-tests.mjs fails the run if ./data changed.
+ */
+export function testDataDir(): string {
+  if (dataDir === null) {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-test-data-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    dataDir = dir;
+  }
+  return dataDir;
+}
+
+/** The test configuration: quiet, no rate limits, a fixed key, a temporary DATA_DIR; `env` overrides any variable. */
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
     NODE_ENV: 'test',
+    DATA_DIR: testDataDir(),
     APP_KEY: TEST_APP_KEY,
     APP_URL: 'http://localhost:3000',
     DATABASE_URL: TEST_DATABASE_URL,

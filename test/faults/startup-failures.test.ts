@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { TEST_APP_KEY, TEST_DATABASE_URL, onPostgres } from '../helpers.js';
+import { TEST_APP_KEY, TEST_DATABASE_URL, onPostgres, testDataDir } from '../helpers.js';
 import { withSearchPath, ROOT } from '../load/server-process.js';
 import { freePort } from '../support/browser.js';
 import { needsPostgres } from '../support/services.js';
@@ -28,7 +28,7 @@ function startServer(env: Record<string, string>): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', APP_KEY: TEST_APP_KEY, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', APP_KEY: TEST_APP_KEY, HOST: '127.0.0.1', LOG_LEVEL: 'info', DATA_DIR: testDataDir(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { connect, type Db } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { hashPassword } from '../../src/modules/passwords/hasher.js';
-import { TEST_APP_KEY, TEST_DATABASE_URL, onPostgres } from '../helpers.js';
+import { TEST_APP_KEY, TEST_DATABASE_URL, onPostgres, testDataDir } from '../helpers.js';
 import { freePort } from '../support/browser.js';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
@@ -146,7 +146,11 @@ async function answersUp(url: string): Promise<boolean> {
   }
 }
 
-/** Spawns the service on `port` with the tests' defaults and `env`, without waiting for it. */
+/**
+ * Spawns the service on `port` with the tests' defaults and `env`, without waiting for it. Its
+ * working directory is the repository, so DATA_DIR and DATABASE_URL default to the test
+ * process's temporary directory rather than to the developer's ./data.
+ */
 export function spawnServer(env: Record<string, string>, port: number): ChildProcess {
   const url = `http://127.0.0.1:${port}`;
   return spawn(process.execPath, ['--import', 'tsx', '--import', REPORT_LISTENING, 'src/server.ts'], {
@@ -161,6 +165,8 @@ export function spawnServer(env: Record<string, string>, port: number): ChildPro
       LOG_LEVEL: 'warn',
       API_RATE_LIMIT: '0',
       LOGIN_RATE_LIMIT: '0',
+      DATA_DIR: testDataDir(),
+      DATABASE_URL: `sqlite:${join(testDataDir(), 'app.db')}`,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
