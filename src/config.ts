@@ -247,6 +247,17 @@ function webConcurrency(env: Env, rateLimitStore: Config['rateLimitStore']): num
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+/**
+ * The host of the default APP_URL: `localhost` when HOST is a loopback or unspecified address
+ * (this machine's browser then reaches the service as localhost), else HOST itself. Not
+ * 127.0.0.1: browsers refuse passkeys on an IP address (no valid relying-party id), while
+ * http://localhost is a secure context where they work; providers accept its redirect URIs too.
+ */
+function defaultAppHost(host: string): string {
+  if (host === 'localhost' || host === '0.0.0.0' || host === '::' || host === '::1' || /^127\./.test(host)) return 'localhost';
+  return isIP(host) === 6 ? `[${host}]` : host;
+}
+
 /** The prefix of a provider's variables: OIDC_, the name upper-cased with `-` as `_`, then `_`. */
 export function oidcVariablePrefix(name: string): string {
   return `OIDC_${name.toUpperCase().replaceAll('-', '_')}_`;
@@ -330,7 +341,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     env: nodeEnv,
     appName: str(env, 'APP_NAME', 'Tessera'),
-    appUrl: url(env, 'APP_URL', `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`),
+    appUrl: url(env, 'APP_URL', `http://${defaultAppHost(host)}:${port}`),
     appKey: resolveAppKey(env, production, dataDir),
     locale: oneOf(env, 'APP_LOCALE', ['en', 'fr'] as const, 'en'),
     host,

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { buildApp } from '../../src/app.js';
 import { createTestDatabase, testConfig, type TestDatabase } from '../helpers.js';
-import { launchBrowser, listenWithAppUrl, skipWithoutChromium, assertAccessibleLightAndDark } from '../support/browser.js';
+import { launchBrowser, listenWithAppUrl, pageWithAuthenticator, skipWithoutChromium, assertAccessibleLightAndDark } from '../support/browser.js';
 import type { FastifyInstance } from 'fastify';
 
 const PASSWORD = 'passkey-browser-password';
@@ -30,20 +30,7 @@ describe('passkeys in Chromium', { skip: skipWithoutChromium }, () => {
     await database?.drop();
   });
 
-  /** A page whose browser has a platform authenticator that verifies the user (a fingerprint, say). */
-  const newPage = async () => {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
-    const page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
-    const credentials = async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials;
-    const errors: string[] = [];
-    page.on('pageerror', (error) => errors.push(error.message));
-    return { page, errors, credentials };
-  };
+  const newPage = () => pageWithAuthenticator(browser);
 
   const audit = assertAccessibleLightAndDark;
 

@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { Config } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from '../helpers.js';
 import { runInProcess } from '../cli/harness.js';
-import { assertAccessibleLightAndDark, launchBrowser, listenWithProvider, screenshotLightAndDark, skipWithoutChromium } from '../support/browser.js';
+import { assertAccessibleLightAndDark, launchBrowser, listenWithProvider, pageWithAuthenticator, screenshotLightAndDark, skipWithoutChromium } from '../support/browser.js';
 import type { TestProvider } from '../support/oidc-provider.js';
 
 describe('the pages of an account without a password, in Chromium', { skip: skipWithoutChromium }, () => {
@@ -35,19 +35,7 @@ describe('the pages of an account without a password, in Chromium', { skip: skip
     await database?.drop();
   });
 
-  /** A page whose browser has a platform authenticator that verifies the user. */
-  const newPage = async (width = 1100) => {
-    const context = await browser.newContext({ viewport: { width, height: 800 } });
-    const page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
-    const errors: string[] = [];
-    page.on('pageerror', (error) => errors.push(error.message));
-    return { page, errors };
-  };
+  const newPage = (width = 1100) => pageWithAuthenticator(browser, width);
 
   /** Checked with axe in light and dark, and shot at this width and at 390 px. */
   const look = async (page: Page, name: string) => {

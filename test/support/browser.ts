@@ -30,6 +30,25 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
+/**
+ * A page whose browser has a platform authenticator that verifies the user (a fingerprint, say):
+ * a virtual authenticator of the DevTools protocol's WebAuthn domain. `credentials` lists what it
+ * holds; `errors` collects the page's uncaught errors.
+ */
+export async function pageWithAuthenticator(browser: Browser, width = 1100) {
+  const context = await browser.newContext({ viewport: { width, height: 800 } });
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  const credentials = async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials;
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  return { page, errors, credentials };
+}
+
 /** A free TCP port on 127.0.0.1 (the OS picks it). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { attributeName, t, type Locale } from '../../modules/i18n/translator.js';
 import { LastWayInError } from '../../modules/identities/identities.service.js';
 import { freshChallenge } from '../../modules/passkeys/passkeys.service.js';
+import { passkeysSuggestedUrl, passkeysUnavailable } from '../../modules/passkeys/relying-party.js';
 import type { Realm } from '../../modules/sign-in/sign-in.service.js';
 import { ValidationError, notFound } from '../../modules/shared/errors.js';
 import { flash } from '../../plugins/views.js';
@@ -70,6 +71,11 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
       .send(script),
   );
 
+  // Where browsers refuse passkeys for APP_URL, the section says why and what to set instead of
+  // offering a button whose ceremony the browser would refuse.
+  const unavailable = passkeysUnavailable(app.config.appUrl);
+  const passkeysUnavailableNote = unavailable === null ? null : { reason: unavailable, appUrl: app.config.appUrl, suggestion: passkeysSuggestedUrl(app.config.appUrl, unavailable) };
+
   // The security page's section: the list, and the form to add one.
   addSecuritySection(app, {
     order: 20,
@@ -79,6 +85,7 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
       passkeyWhen: formatter(localeFor(app, request)),
       // The last way in shows why it stays instead of a Remove the server would refuse.
       lastPasskey: await app.services.identities.passkeyIsLastWayIn(user.id),
+      passkeysUnavailable: passkeysUnavailableNote,
     }),
   });
 
