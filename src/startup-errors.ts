@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import { pino } from 'pino';
 import { ConfigError, loadConfig, readEnv, type Config } from './config.js';
 import { connect, type Db } from './db/connect.js';
+import { isFullDisk } from './db/disk-space.js';
 import { migrateToLatest, migrations } from './db/migrator.js';
 
 /** A failure at start, already put in its one line; `cause` is the original error. */
@@ -98,6 +99,7 @@ export function databaseFailureLine(error: unknown, databaseUrl: string): string
       const why = code === 'EEXIST' || code === 'ENOTDIR' ? `${e.path} is not a directory` : `${e.path}: ${reasonOf(error)}`;
       return `DATABASE_URL: cannot create the SQLite database ${path} (${why}).`;
     }
+    if (isFullDisk(error, path)) return fullDiskLine(path);
     if (code !== undefined && (SQLITE_OPEN_CODES.has(code) || code.startsWith('SQLITE_IOERR'))) {
       return `DATABASE_URL: cannot open the SQLite database ${path} (${firstLine(error)}).`;
     }
@@ -118,6 +120,11 @@ export function databaseFailureLine(error: unknown, databaseUrl: string): string
     return `DATABASE_URL: cannot connect to ${where} (${why}).`;
   }
   return null;
+}
+
+/** The line for a SQLite database on a full disk: what SQLite says there ("disk I/O error") names no cause. */
+function fullDiskLine(path: string): string {
+  return `DATABASE_URL: the disk holding the SQLite database ${path} is full (no space left on device): free some space, then start again.`;
 }
 
 /** Opens the database and asks it one question, so that any failure to reach it is said as such. */
@@ -151,10 +158,13 @@ async function firstPending(db: Db): Promise<string | null> {
   }
 }
 
-async function migrate(db: Db): Promise<void> {
+async function migrate(db: Db, config: Config): Promise<void> {
   try {
     await migrateToLatest(db);
   } catch (error) {
+    if (db.dialect === 'sqlite' && config.databaseUrl.startsWith('sqlite:') && isFullDisk(error, sqlitePath(config.databaseUrl))) {
+      throw new StartupError(fullDiskLine(sqlitePath(config.databaseUrl)), error);
+    }
     const name = await firstPending(db);
     throw new StartupError(`DATABASE_URL: migration ${name ?? '(unknown)'} failed: ${firstLine(error)}.`, error);
   }
@@ -220,7 +230,7 @@ export function startupWarnings(config: Config): string[] {
 export async function prepareStart(config: Config): Promise<void> {
   const db = await openDatabase(config);
   try {
-    await migrate(db);
+    await migrate(db, config);
   } finally {
     await db.close();
   }

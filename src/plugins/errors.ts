@@ -1,15 +1,21 @@
 // The one error handler. Under /api every failure is the JSON envelope {message, errors},
 // whatever the Accept header; 5xx messages are generic and carry no stack. Browser routes get
-// a small page (the web layer may replace `renderErrorPage`).
+// a small page (the web layer may replace `renderErrorPage`). A failure is logged once: the
+// same failure again is counted (lib/failure-log.ts), so an outage writes a few lines, not one
+// with a stack per request.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { ErrorObject } from 'ajv';
-import { isDatabaseUnavailable } from '../db/errors.js';
+import { isDatabaseUnavailable, isDatabaseUnwritable } from '../db/errors.js';
+import { failureKind, logOutagesTo, OUTAGE_INTERVAL_MS, outageLogOf } from '../db/outage-log.js';
+import { writeProbeOf } from '../db/write-probe.js';
+import { FailureLog } from '../lib/failure-log.js';
 import { AppError, ValidationError, type FieldErrors } from '../modules/shared/errors.js';
 import { t } from '../modules/i18n/translator.js';
 import type { ErrorBody } from '../http/shared/schemas.js';
 import { formatValidationErrors } from '../http/shared/validation.js';
+import { leaveSessionUnsaved } from './session.js';
 import { localeOf } from './views.js';
 import type { ErrorPageRenderer } from './types.js';
 import { wantsJson } from './web-guard.js';
@@ -30,6 +36,14 @@ const GENERIC: Record<number, string> = {
   500: 'Server Error.',
   503: 'Service Unavailable.',
 };
+
+/** A write refused for want of space (or by a disk gone read-only): what the visitor can do about it. */
+export const UNWRITABLE_MESSAGE = 'The service cannot save changes at the moment. Please try again in a few minutes.';
+
+// Retry-After on a 503 from the database: a server restarting is back within seconds; a full
+// disk waits for an operator.
+const RETRY_UNAVAILABLE_SECONDS = '5';
+const RETRY_UNWRITABLE_SECONDS = '60';
 
 export function isApiRequest(request: FastifyRequest): boolean {
   const path = request.url;
@@ -79,7 +93,8 @@ function describe(error: unknown, locale: string): Described {
   if (Array.isArray(e.validation)) {
     return { status: 422, body: formatValidationErrors(e.validation, locale), headers: {} };
   }
-  if (isDatabaseUnavailable(error)) return { status: 503, body: { message: sentence(locale, GENERIC[503]!), errors: {} }, headers: {} };
+  if (isDatabaseUnavailable(error)) return { status: 503, body: { message: sentence(locale, GENERIC[503]!), errors: {} }, headers: { 'retry-after': RETRY_UNAVAILABLE_SECONDS } };
+  if (isDatabaseUnwritable(error)) return { status: 503, body: { message: sentence(locale, UNWRITABLE_MESSAGE), errors: {} }, headers: { 'retry-after': RETRY_UNWRITABLE_SECONDS } };
   const status = typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 600 ? e.statusCode : 500;
   if (status === 400 && e.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
     return { status, body: { message: sentence(locale, 'The request body is not valid JSON.'), errors: {} }, headers: {} };
@@ -120,6 +135,19 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
 }
 
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
+  // The database's failures (here, in the pool, in dropped bookkeeping writes) share one log,
+  // which says once when the database is back; any other failure is counted by its kind and route.
+  logOutagesTo(app.db, app.log);
+  const outages = outageLogOf(app.db);
+  const failures = new FailureLog(app.log, { intervalMs: OUTAGE_INTERVAL_MS });
+  const probe = writeProbeOf(app.db);
+  app.addHook('onClose', async () => {
+    failures.close();
+    outages.close();
+  });
+  // A pooled connection that loses its server (PostgreSQL stopped, the network cut) says so once.
+  app.db.pool?.on('error', (error) => outages.failed(`pool|${failureKind(error)}`, 'database connection lost', {}, error));
+
   app.decorate<ErrorPageRenderer>('renderErrorPage', (_request, reply, status, body) =>
     reply.code(status).type('text/plain; charset=utf-8').send(body.message),
   );
@@ -170,7 +198,19 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((error, request, reply) => {
     const api = isApiRequest(request);
     const { status, body, headers } = describeError(error, request.log, api ? apiLocale(request) : 'en');
-    if (status >= 500) request.log.error({ err: error, path: request.routeOptions.url }, 'request failed');
+    if (status >= 500) {
+      const path = request.routeOptions.url ?? '(unmatched)';
+      const database = isDatabaseUnavailable(error) || isDatabaseUnwritable(error);
+      // /up says so at once, before its next probe.
+      if (isDatabaseUnwritable(error)) probe.failed();
+      if (database) outages.failed(`request|${failureKind(error)}`, 'request failed', { path, reqId: request.id }, error);
+      else failures.failed(`request|${failureKind(error)}|${path}`, 'request failed', { path, reqId: request.id }, error);
+      // A failed request leaves its session as it was. Above all when saving it is what failed
+      // (the session is saved as the answer is sent): the error page's own answer would try the
+      // same save, fail again, and Fastify's last-resort handler would answer with the
+      // database's own words (SQLITE_FULL, ECONNREFUSED and its address).
+      leaveSessionUnsaved(request);
+    }
     void reply.headers(headers);
     if (api) {
       varyOnLanguage(reply);

@@ -15,6 +15,7 @@ import type { Session } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
+import type { StoredSession } from '../modules/sessions/session-store.js';
 
 /** The session cookie's plain name; its name on the wire is cookieName(config, SESSION_COOKIE). */
 export const SESSION_COOKIE = 'tessera_session';
@@ -67,13 +68,32 @@ export async function readSession(app: FastifyInstance, request: FastifyRequest)
   });
 }
 
+// The sessions of requests that failed: their answer does not save them (errors.ts).
+const unsaved = new WeakSet<object>();
+
+/**
+ * The session of this request is not saved when its answer is sent. The error handler calls it
+ * for a request that failed: @fastify/session saves as the answer goes out, so when that save is
+ * what failed, the error page's answer would run it again, fail again, and leave the answer to
+ * Fastify's last-resort handler, which shows the database's own error.
+ */
+export function leaveSessionUnsaved(request: FastifyRequest): void {
+  const current: unknown = request.session;
+  if (typeof current === 'object' && current !== null) unsaved.add(current);
+}
+
 /** Server-side sessions and CSRF tokens: registered in the browser scope only. */
 export const sessionPlugin = fp(async (app: FastifyInstance) => {
+  const store = app.services.sessions;
   await app.register(session, {
     secret: sessionSecret(app.config.appKey),
     cookieName: cookieName(app.config, SESSION_COOKIE),
     // The store keeps the session's JSON form; @fastify/session rebuilds the Session from it.
-    store: app.services.sessions as unknown as SessionStore,
+    store: {
+      get: (sessionId, callback) => store.get(sessionId, callback as Parameters<typeof store.get>[1]),
+      set: (sessionId, data, callback) => (unsaved.has(data) ? callback() : store.set(sessionId, data as StoredSession, callback)),
+      destroy: (sessionId, callback) => store.destroy(sessionId, callback),
+    } satisfies SessionStore,
     saveUninitialized: false,
     // The idle lifetime restarts with each request that uses the session.
     rolling: true,

@@ -6,6 +6,7 @@ import view from '@fastify/view';
 import { Eta } from 'eta';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { failureKind, outageLogOf } from '../db/outage-log.js';
 import { LOCALES, isLocale, t, type Locale } from '../modules/i18n/translator.js';
 import type { SiteSettings } from '../modules/settings/site.js';
 import type { FieldErrors } from '../modules/shared/errors.js';
@@ -103,6 +104,8 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
 
   // The site settings for this request, read once (a kept read: no query while unchanged). A
   // failed read shows the defaults: an error page must still render.
+  // Logged with the database's other failures: once per kind and interval, not once a page.
+  const unreadable = (error: unknown) => outageLogOf(app.db).failed(`site settings|${failureKind(error)}`, 'site settings unreadable', {}, error);
   const siteFor = (request: FastifyRequest): SiteSettings | Promise<SiteSettings> => {
     if (request.site !== null) return request.site;
     const keep = (site: SiteSettings) => (request.site = site);
@@ -110,12 +113,12 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
       const site = app.services.settings.site();
       return site instanceof Promise
         ? site.then(keep, (error: unknown) => {
-            request.log.error({ err: error }, 'site settings unreadable');
+            unreadable(error);
             return keep(app.services.settings.siteDefaults());
           })
         : keep(site);
     } catch (error) {
-      request.log.error({ err: error }, 'site settings unreadable');
+      unreadable(error);
       return keep(app.services.settings.siteDefaults());
     }
   };

@@ -140,7 +140,9 @@ describe('OpenAPI document', () => {
     assert.deepEqual(Object.keys(op.responses).sort(), ['200', '503']);
     for (const status of ['200', '503']) {
       const schema: Schema | undefined = op.responses[status]?.content?.['application/json']?.schema;
-      assert.deepEqual(Object.keys((schema?.properties ?? {}) as object).sort(), ['database', 'rate_limit_store', 'status'], status);
+      assert.deepEqual(Object.keys((schema?.properties ?? {}) as object).sort(), ['database', 'database_writable', 'rate_limit_store', 'status'], status);
+      // Present only when the database answers but cannot store a write (a full disk).
+      assert.deepEqual(((schema?.required ?? []) as string[]).sort(), ['database', 'rate_limit_store', 'status'], status);
     }
   });
 

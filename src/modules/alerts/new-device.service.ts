@@ -5,6 +5,7 @@
 // sign-in of an imported account) is recorded without a mail: there is nothing to compare with.
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/connect.js';
+import { bookkeepingFailed } from '../../db/outage-log.js';
 import type { User } from '../../db/types.js';
 import { t } from '../i18n/translator.js';
 import type { MailService } from '../mail/mail.service.js';
@@ -45,10 +46,17 @@ export class NewDeviceService {
 
   /**
    * Notices a sign-in in the background: the work (and the mail) runs after the answer has gone,
-   * so a slow or failing database or mail server never delays or fails a sign-in.
+   * so a slow or failing database or mail server never delays or fails a sign-in. The device's
+   * row is bookkeeping: a write that fails (a full disk) is logged with the database's other
+   * failures (once per kind and interval) and dropped.
    */
   notice(user: Pick<User, 'id' | 'email' | 'locale'>, notice: SignInNotice): void {
-    this.mail.defer('new-device notice', () => this.record(user, notice).then(() => undefined));
+    this.mail.defer('new-device notice', () =>
+      this.record(user, notice).then(
+        () => undefined,
+        (error: unknown) => bookkeepingFailed(this.db, 'device seen', error),
+      ),
+    );
   }
 
   /** Records the device; true when it was new to an account that had others (and an alert went). */

@@ -3,7 +3,10 @@
 // logs nobody in. Each use replaces the validator (a copied cookie works once, then the owner's
 // next visit or the thief's fails), and each device's row is forgotten on its own.
 import { randomBytes } from 'node:crypto';
+import type { UpdateResult } from 'kysely';
 import type { Db } from '../../db/connect.js';
+import { isDatabaseUnwritable } from '../../db/errors.js';
+import { bookkeepingFailed } from '../../db/outage-log.js';
 import type { User } from '../../db/types.js';
 import { findUserById } from '../users/users.repository.js';
 import { digestBytes, hashSecret, sameDigest, secretDigest } from '../tokens/token-string.js';
@@ -50,7 +53,10 @@ export class RememberService {
   /**
    * Logs in by cookie: returns the user and the cookie's replacement, or null when the cookie is
    * malformed, unknown, wrong or expired. The validator is swapped with a compare-and-set, so of
-   * two requests racing with one cookie only one wins.
+   * two requests racing with one cookie only one wins. When the swap cannot be written (a full
+   * disk) the visitor is a guest for this request, as for a refused cookie: a cookie that was not
+   * replaced must not log anyone in (a copy would keep working), and the page they asked for is
+   * read all the same. The failure is logged and dropped.
    */
   async consume(cookie: string): Promise<{ user: User; cookie: string } | null> {
     const parsed = parse(cookie);
@@ -59,24 +65,39 @@ export class RememberService {
     if (row === undefined || !sameDigest(digestBytes(row.validator_hash), secretDigest(parsed.validator))) return null;
     const now = this.clock();
     if (Date.parse(row.expires_at) <= now) {
-      await this.db.kysely.deleteFrom('remember_tokens').where('id', '=', row.id).execute();
+      // Only tidying (prune() would do it): a row left behind is refused all the same.
+      await this.db.kysely
+        .deleteFrom('remember_tokens')
+        .where('id', '=', row.id)
+        .execute()
+        .catch((error: unknown) => {
+          if (!isDatabaseUnwritable(error)) throw error;
+          bookkeepingFailed(this.db, 'remember-me expiry', error);
+        });
       return null;
     }
     const user = await findUserById(this.db.kysely, row.user_id);
     if (user === undefined) return null;
     const validator = randomBytes(32).toString('base64url');
-    const swapped = await this.db.kysely
-      .updateTable('remember_tokens')
-      .set({
-        validator_hash: hashSecret(validator),
-        last_used_at: new Date(now).toISOString(),
-        // Sliding: a device in use stays remembered; one unused for REMEMBER_DAYS is forgotten.
-        expires_at: new Date(now + LIFETIME_MS).toISOString(),
-      })
-      .where('id', '=', row.id)
-      .where('validator_hash', '=', row.validator_hash)
-      .executeTakeFirst();
-    if (Number(swapped.numUpdatedRows) !== 1) return null;
+    let swapped: UpdateResult | undefined;
+    try {
+      swapped = await this.db.kysely
+        .updateTable('remember_tokens')
+        .set({
+          validator_hash: hashSecret(validator),
+          last_used_at: new Date(now).toISOString(),
+          // Sliding: a device in use stays remembered; one unused for REMEMBER_DAYS is forgotten.
+          expires_at: new Date(now + LIFETIME_MS).toISOString(),
+        })
+        .where('id', '=', row.id)
+        .where('validator_hash', '=', row.validator_hash)
+        .executeTakeFirst();
+    } catch (error) {
+      if (!isDatabaseUnwritable(error)) throw error;
+      bookkeepingFailed(this.db, 'remember-me use', error);
+      return null;
+    }
+    if (Number(swapped?.numUpdatedRows ?? 0) !== 1) return null;
     return { user, cookie: `${parsed.selector}.${validator}` };
   }
 

@@ -2,8 +2,17 @@
 // The user ids are kept in their own columns so that every session of a user can be ended at
 // once (password reset, account deletion) without reading payloads.
 import type { Db } from '../../db/connect.js';
+import { bookkeepingFailed } from '../../db/outage-log.js';
 
-type StoredSession = { cookie?: { expires?: string | Date | null }; userId?: number; adminUserId?: number; ip?: string; userAgent?: string };
+/** A session as the store keeps it; @fastify/session hands its own Session, which says whether it changed. */
+export type StoredSession = {
+  cookie?: { expires?: string | Date | null };
+  userId?: number;
+  adminUserId?: number;
+  ip?: string;
+  userAgent?: string;
+  isModified?: () => boolean;
+};
 
 const text = (value: unknown, max: number): string | null => (typeof value === 'string' && value !== '' ? value.slice(0, max) : null);
 type Callback = (error?: unknown) => void;
@@ -17,7 +26,14 @@ export class DbSessionStore {
     private readonly absoluteMinutes = 0,
   ) {}
 
+  /**
+   * Saves the session. A save of a session whose content did not change only moves its idle
+   * expiry forward (each request does it: the lifetime is rolling): bookkeeping, so a failure
+   * of it (a full disk) is logged and dropped, and the page is answered all the same. A save
+   * that carries a change (a sign-in, a CSRF secret, a flash message) fails the request.
+   */
   set(sessionId: string, session: StoredSession, callback: Callback): void {
+    const idleRefresh = typeof session.isModified === 'function' && !session.isModified();
     const now = new Date();
     const cookieExpires = session.cookie?.expires;
     const expires = cookieExpires ? new Date(cookieExpires) : new Date(now.getTime() + this.lifetimeMinutes * 60_000);
@@ -49,7 +65,14 @@ export class DbSessionStore {
         }),
       )
       .execute()
-      .then(() => callback(), callback);
+      .then(
+        () => callback(),
+        (error: unknown) => {
+          if (!idleRefresh) return callback(error);
+          bookkeepingFailed(this.db, 'session idle time', error);
+          callback();
+        },
+      );
   }
 
   get(sessionId: string, callback: GetCallback): void {
