@@ -11,10 +11,12 @@ import { apiRoutes } from './http/api/index.js';
 import { devMailRoutes } from './http/dev/mail.js';
 import { feedRoutes } from './http/feeds/index.js';
 import { healthRoutes } from './http/health.js';
+import { metricsRoutes } from './http/metrics.js';
 import { validatorCompiler } from './http/shared/validation.js';
 import { webRoutes } from './http/web/index.js';
 import { apiGuardPlugin } from './plugins/api-guard.js';
 import { errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
+import { metricsPlugin } from './plugins/metrics.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { requestLogPlugin } from './plugins/request-log.js';
 import { responseBatchPlugin } from './perf/response-batch.js';
@@ -121,6 +123,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(shutdownPlugin);
   await app.register(securityHeadersPlugin);
   await app.register(requestLogPlugin);
+  await app.register(metricsPlugin);
   // Responses finished in one event-loop turn are written together at its end.
   await app.register(responseBatchPlugin);
   // Each plugin names the plugins and shared objects it needs (fastify-plugin's `dependencies`
@@ -138,6 +141,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(openapiPlugin);
 
   await app.register(healthRoutes);
+  await app.register(metricsRoutes);
   // The feed, the sitemap and robots.txt: public documents, outside the session's scope.
   await app.register(feedRoutes);
   await app.register(apiRoutes, { prefix: '/api' });

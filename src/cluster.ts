@@ -14,8 +14,16 @@
 // unanswered until its client gives up: node:cluster keeps its copy of the connection until the
 // worker acknowledges it, and forgets it when the worker dies (the tests see one such connection
 // per kill under load). Nothing outside node:cluster can reach it.
+//
+// Metrics (METRICS_TOKEN, docs/metrics.md): a scrape reaches one worker, which asks the primary
+// (SCRAPE); the primary asks every worker that has listened for its metrics (COLLECT), puts them
+// together with prom-client's AggregatorRegistry.aggregate (each worker's series carry its
+// `worker` label, so none is summed with another's), adds its own (worker restarts) and answers
+// the text. A worker that does not answer within COLLECT_TIMEOUT_MS is left out of that scrape,
+// and tessera_metrics_workers_scraped says how many were in it.
 import cluster, { type Worker } from 'node:cluster';
 import { pino, type Logger } from 'pino';
+import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import type { Config } from './config.js';
 
 /** A worker that dies sooner than this after it was started died "right after start". */
@@ -32,11 +40,75 @@ const CRASH_WINDOW_MS = 60_000;
 /** A worker still running this long after SIGTERM is killed (its own shutdown gives up after 10 s). */
 const DRAIN_LIMIT_MS = 15_000;
 
+/** The messages of a scrape: worker → primary SCRAPE, primary → workers COLLECT, and their answers. */
+const SCRAPE = 'tessera:metrics:scrape';
+const SCRAPED = 'tessera:metrics:scraped';
+const COLLECT = 'tessera:metrics:collect';
+const COLLECTED = 'tessera:metrics:collected';
+/** How long the primary waits for one worker's metrics, and a worker for the primary's answer. */
+const COLLECT_TIMEOUT_MS = 2_000;
+const SCRAPE_TIMEOUT_MS = COLLECT_TIMEOUT_MS + 3_000;
+
+type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+type MetricsMessage = { type?: unknown; id?: unknown; metrics?: MetricsJson; text?: string | null };
+
+/** The primary's side of the metrics: its own counters, and the collection of every worker's. */
+function primaryMetrics(workers: () => Iterable<Worker>, running: () => number) {
+  const registry = new Registry();
+  const registers = [registry];
+  const restarts = new Counter({ name: 'tessera_worker_restarts_total', help: 'Workers that died and were replaced by the primary.', registers });
+  new Gauge({ name: 'tessera_workers', help: 'Worker processes running (WEB_CONCURRENCY).', registers, collect() {
+    this.set(running());
+  } });
+  const scraped = new Gauge({ name: 'tessera_metrics_workers_scraped', help: 'Workers whose metrics this scrape holds (a worker not answering in time is left out).', registers });
+  let next = 0;
+
+  const collectFrom = (worker: Worker, id: number): Promise<MetricsJson | null> =>
+    new Promise((resolve) => {
+      const finish = (metrics: MetricsJson | null) => {
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        worker.off('exit', onExit);
+        resolve(metrics);
+      };
+      const onMessage = (message: MetricsMessage) => {
+        if (message?.type === COLLECTED && message.id === id && Array.isArray(message.metrics)) finish(message.metrics);
+      };
+      const onExit = () => finish(null);
+      const timer = setTimeout(() => finish(null), COLLECT_TIMEOUT_MS);
+      worker.on('message', onMessage);
+      worker.once('exit', onExit);
+      worker.send({ type: COLLECT, id }, (error: Error | null) => {
+        if (error) finish(null);
+      });
+    });
+
+  const scrape = async (): Promise<string> => {
+    next += 1;
+    const answers = (await Promise.all([...workers()].map((worker) => collectFrom(worker, next)))).filter((metrics) => metrics !== null);
+    scraped.set(answers.length);
+    return AggregatorRegistry.aggregate([...answers, await registry.getMetricsAsJSON()]).metrics();
+  };
+
+  // A worker asks for the whole cluster's metrics on behalf of its scraper.
+  cluster.on('message', (worker, message: MetricsMessage) => {
+    if (message?.type !== SCRAPE) return;
+    const answer = (text: string | null) => {
+      if (worker.isConnected()) worker.send({ type: SCRAPED, id: message.id, text }, () => undefined);
+    };
+    scrape().then(answer, () => answer(null));
+  });
+  return { restarted: () => restarts.inc() };
+}
+
 /** Forks `config.webConcurrency` workers of this same script and supervises them until a signal. */
 export function runPrimary(config: Config): void {
   // Written at once (few lines), so that they keep their order and none is lost at process.exit.
   const log: Logger = pino({ level: config.logLevel }, pino.destination({ dest: 1, sync: true }));
   const started = new Map<Worker, number>();
+  // The workers that have listened: the others cannot answer a metrics collection yet.
+  const listening = new Set<Worker>();
+  const metrics = config.metricsToken === null ? null : primaryMetrics(() => listening, () => started.size);
   const earlyDeaths: number[] = [];
   let served = false;
   let stopping = false;
@@ -66,12 +138,14 @@ export function runPrimary(config: Config): void {
 
   cluster.on('listening', (worker) => {
     served = true;
+    listening.add(worker);
     log.info(describe(worker), 'worker listening');
   });
 
   cluster.on('exit', (worker, code, signal) => {
     const lifetime = Date.now() - (started.get(worker) ?? 0);
     started.delete(worker);
+    listening.delete(worker);
     if (stopping) {
       // Ended by the SIGTERM sent here before it had set up its own handler: it had nothing to drain.
       const clean = code === 0 || signal === 'SIGTERM';
@@ -104,6 +178,7 @@ export function runPrimary(config: Config): void {
       }
     }
     log.error(describe(worker, code, signal), 'worker died; starting another');
+    metrics?.restarted();
     fork();
   });
 
@@ -130,4 +205,49 @@ export function drainWhenPrimaryGone(shutdown: (reason: string) => void): void {
     worker.exitedAfterDisconnect = true;
     shutdown('primary disconnected');
   });
+}
+
+/**
+ * In a worker with metrics on: answers the primary's collections with `own` (this worker's
+ * metrics), and gives `scrape`, the whole cluster's text through the primary. Null outside a worker.
+ */
+export function workerMetrics(own: () => Promise<MetricsJson>): { id: number; scrape(): Promise<string>; close(): void } | null {
+  const send = process.send?.bind(process);
+  if (cluster.worker === undefined || send === undefined) return null;
+  const waiting = new Map<number, (text: string | null) => void>();
+  let next = 0;
+  const onMessage = (message: MetricsMessage) => {
+    if (message?.type === COLLECT) {
+      own().then(
+        (metrics) => send({ type: COLLECTED, id: message.id, metrics }, undefined, {}, () => undefined),
+        () => undefined,
+      );
+    } else if (message?.type === SCRAPED && typeof message.id === 'number') {
+      waiting.get(message.id)?.(typeof message.text === 'string' ? message.text : null);
+    }
+  };
+  process.on('message', onMessage);
+  return {
+    id: cluster.worker.id,
+    scrape: () =>
+      new Promise((resolve, reject) => {
+        next += 1;
+        const id = next;
+        const finish = (text: string | null) => {
+          clearTimeout(timer);
+          waiting.delete(id);
+          if (text === null) reject(new Error('the primary gave no metrics'));
+          else resolve(text);
+        };
+        const timer = setTimeout(() => finish(null), SCRAPE_TIMEOUT_MS);
+        waiting.set(id, finish);
+        send({ type: SCRAPE, id }, undefined, {}, (error: Error | null) => {
+          if (error) finish(null);
+        });
+      }),
+    close: () => {
+      process.off('message', onMessage);
+      for (const finish of waiting.values()) finish(null);
+    },
+  };
 }

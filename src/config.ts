@@ -87,6 +87,8 @@ export type Config = {
   mail: MailConfig;
   /** Sign-in with OpenID Connect providers (OIDC_PROVIDERS), in the order listed; none by default. */
   oidcProviders: OidcProviderConfig[];
+  /** The bearer token GET /metrics asks for (METRICS_TOKEN); null: no /metrics at all (docs/metrics.md). */
+  metricsToken: string | null;
 };
 
 export class ConfigError extends Error {}
@@ -245,6 +247,20 @@ function webConcurrency(env: Env, rateLimitStore: Config['rateLimitStore']): num
   return workers;
 }
 
+/**
+ * METRICS_TOKEN: unset, no /metrics route at all; set, the token a scraper sends as a bearer
+ * token. At least 32 characters, as a secret that anyone reaching the port may guess at (the
+ * route is outside the API's rate limits); the message never repeats the value.
+ */
+function metricsToken(env: Env): string | null {
+  const raw = str(env, 'METRICS_TOKEN', '');
+  if (raw === '') return null;
+  if (raw.length < 32 || !/^[\x21-\x7e]+$/.test(raw)) {
+    throw new ConfigError(`METRICS_TOKEN must be at least 32 printable characters without spaces (e.g. \`openssl rand -hex 32\`); the one set has ${raw.length}.`);
+  }
+  return raw;
+}
+
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
@@ -381,6 +397,7 @@ export function loadConfig(env: Env = process.env): Config {
       logKeep: int(env, 'MAIL_LOG_KEEP', 200, 1),
     },
     oidcProviders: oidcProviders(env, production),
+    metricsToken: metricsToken(env),
   };
   return Object.freeze(config);
 }

@@ -81,6 +81,9 @@ export type PendingOidc = PendingAuthorization & {
   startedAt: number;
 };
 
+/** What GET /metrics serves (plugins/metrics.ts): the text of every metric, this process's or the whole cluster's. */
+export type MetricsExposition = { contentType: string; scrape(): Promise<string> };
+
 /** New recovery codes on their way to the one page that shows them (sealed: sessions are stored rows). */
 type SealedCodes = { userId: number; sealed: string; at: number; shown: boolean };
 
@@ -101,6 +104,8 @@ declare module 'fastify' {
     securitySections: SecuritySection[];
     /** The confirmation page's other ways to confirm (addConfirmExtra), filled by the feature route files. */
     confirmExtras: ConfirmExtra[];
+    /** The metrics GET /metrics serves; null without METRICS_TOKEN (no route then). */
+    metrics: MetricsExposition | null;
   }
   interface FastifyContextConfig {
     auth?: RouteAuth;

@@ -32,6 +32,7 @@ export function rememberLogin(app: FastifyInstance): void {
     const value = request.cookies[rememberCookie(app)];
     if (value === undefined) return null;
     const found = await app.services.remember.consume(value);
+    app.services.signIn.record({ realm: 'site', method: 'remember', outcome: found === null ? 'failed' : 'succeeded' });
     if (found === null) {
       clearCookie(app, reply);
       return null;

@@ -6,7 +6,7 @@ import type { User } from '../../db/types.js';
 import type { NewDeviceService, SignInNotice } from '../alerts/new-device.service.js';
 import type { AuditService } from '../audit/audit.service.js';
 import { assertTokenSecondFactor, passChallenge, type ChallengeDeps, type ChallengeInput, type TwoFactorChallenge } from '../auth/two-factor-challenge.js';
-import type { FieldErrors } from '../shared/errors.js';
+import { AppError, type FieldErrors } from '../shared/errors.js';
 import type { Throttle } from '../throttle/throttle.js';
 import type { TokenService } from '../tokens/tokens.service.js';
 import { twoFactorEnabled } from '../two-factor/two-factor.service.js';
@@ -24,6 +24,15 @@ export type SignInOutcome = SignedIn | SecondFactorDue;
 
 /** The code sent along with the password where no session can wait for it (POST /api/tokens). */
 export type InlineSecondFactor = { code?: string; recovery_code?: string };
+
+/**
+ * What became of one sign-in attempt, for whoever watches (the metrics, docs/metrics.md):
+ * `challenged` is a right first factor whose code comes next; `limited` a refusal by the
+ * throttle; `failed` any other refusal. A failure of the service itself (the database away) is
+ * none of these: it is no answer about the person.
+ */
+export type SignInEvent = { realm: Realm; method: string; outcome: 'succeeded' | 'challenged' | 'failed' | 'limited' };
+export type SignInObserver = (event: SignInEvent) => void;
 
 export type SignInDeps = ChallengeDeps &
   MethodDeps & {
@@ -43,6 +52,7 @@ const AUDIT_ACTION = { site: 'auth.login', panel: 'admin.login' } as const;
 export class SignInService {
   /** The registry of ways in: one file each under methods/. */
   readonly methods: SignInMethods;
+  private readonly observers: SignInObserver[] = [];
 
   constructor(private readonly deps: SignInDeps) {
     this.methods = signInMethods(deps);
@@ -83,13 +93,20 @@ export class SignInService {
    * The API has no session to wait in: its code comes in the same request (`inline`).
    */
   async attempt<P>(method: SignInMethod<P>, proof: P, context: SignInContext, inline: InlineSecondFactor = {}): Promise<SignInOutcome> {
-    const user = await this.prove(method, proof, context, (candidate) => realmAdmits(context.realm, candidate));
-    if (method.strong || !twoFactorEnabled(user)) return { status: 'signed-in', user, realm: context.realm, method: method.name };
-    if (context.realm === 'api') {
-      await assertTokenSecondFactor(this.deps, user, inline, context.client);
-      return { status: 'signed-in', user, realm: 'api', method: `${method.name}+two-factor` };
+    let name = method.name;
+    try {
+      const user = await this.prove(method, proof, context, (candidate) => realmAdmits(context.realm, candidate));
+      if (method.strong || !twoFactorEnabled(user)) return this.noted({ status: 'signed-in', user, realm: context.realm, method: name });
+      if (context.realm === 'api') {
+        name = `${method.name}+two-factor`;
+        await assertTokenSecondFactor(this.deps, user, inline, context.client);
+        return this.noted({ status: 'signed-in', user, realm: 'api', method: name });
+      }
+      return this.noted({ status: 'second-factor', user, realm: context.realm, method: name });
+    } catch (error) {
+      this.refusedWith(error, context.realm, name);
+      throw error;
     }
-    return { status: 'second-factor', user, realm: context.realm, method: method.name };
   }
 
   /**
@@ -97,9 +114,37 @@ export class SignInService {
    * when the account is gone (or, on the panel, no longer an administrator): start over.
    */
   async secondFactor(challenge: TwoFactorChallenge, input: ChallengeInput, context: Omit<SignInContext, 'realm'>): Promise<SignedIn | null> {
-    const user = await passChallenge(this.deps, challenge, input, context.client, context.locale);
-    if (user === null || !realmAdmits(challenge.channel, user)) return null;
-    return { status: 'signed-in', user, realm: challenge.channel, method: `${challenge.method}+two-factor` };
+    const method = `${challenge.method}+two-factor`;
+    const user = await passChallenge(this.deps, challenge, input, context.client, context.locale).catch((error: unknown) => {
+      this.refusedWith(error, challenge.channel, method);
+      throw error;
+    });
+    if (user === null || !realmAdmits(challenge.channel, user)) {
+      this.record({ realm: challenge.channel, method, outcome: 'failed' });
+      return null;
+    }
+    return this.noted({ status: 'signed-in', user, realm: challenge.channel, method });
+  }
+
+  /** Adds a watcher of every sign-in's outcome (the metrics plugin); it must not throw. */
+  observe(observer: SignInObserver): void {
+    this.observers.push(observer);
+  }
+
+  /** Tells the watchers of one outcome; also for a way in outside the pipeline (the remember-me cookie). */
+  record(event: SignInEvent): void {
+    for (const observer of this.observers) observer(event);
+  }
+
+  private noted<T extends SignInOutcome>(outcome: T): T {
+    this.record({ realm: outcome.realm, method: outcome.method, outcome: outcome.status === 'signed-in' ? 'succeeded' : 'challenged' });
+    return outcome;
+  }
+
+  /** A refusal (an AppError of the 4xx family: 429 is the throttle's) is an outcome; anything else is the service's failure. */
+  private refusedWith(error: unknown, realm: Realm, method: string): void {
+    if (!(error instanceof AppError) || error.status < 400 || error.status >= 500) return;
+    this.record({ realm, method, outcome: error.status === 429 ? 'limited' : 'failed' });
   }
 
   /**

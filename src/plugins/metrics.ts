@@ -1,0 +1,152 @@
+// The metrics behind GET /metrics (http/metrics.ts), in prom-client's registries: nothing at all
+// is recorded, and there is no route, unless METRICS_TOKEN is set. What is counted and why is in
+// docs/metrics.md; prom-client stays in this file, http/metrics.ts and cluster.ts (the domain
+// reports through SignInService.observe, which knows no metrics library).
+//
+// - Requests: one onResponse hook counts each answer and times it, labelled by the route's
+//   pattern (`/blog/:slug`, never the URL asked for: a path or query can hold a token or an
+//   email, and every distinct URL would be a new series), its method and its status. A request
+//   no route matched is labelled `(unmatched)`, as the request log names it.
+// - The process (prom-client's default metrics): event-loop lag, heap, CPU, open handles, GC.
+//   Collected once per process, whatever the number of apps built in it (tests build many).
+// - The database pool (PostgreSQL; SQLite has no pool), the rate-limit store, sign-ins: read at
+//   each scrape or counted as they happen.
+// - Several workers (WEB_CONCURRENCY > 1): the worker that receives the scrape asks the primary,
+//   which collects every worker's metrics (cluster.ts), so one scrape covers all, each series
+//   labelled with its worker's id.
+import cluster from 'node:cluster';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { workerMetrics } from '../cluster.js';
+import { breakerFor } from '../modules/rate-limit/breaker.js';
+import { limitStoreState } from '../modules/rate-limit/store-state.js';
+import type { MetricsExposition } from './types.js';
+
+/** Seconds; the service answers most requests in a few milliseconds, so the low end is finer than prom-client's default. */
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** The route label of a request no route matched (as the request log's `path`). */
+export const UNMATCHED = '(unmatched)';
+
+let processRegistry: Registry | null = null;
+
+/** The process's own metrics (event-loop lag, memory, CPU, GC), set up once per process. */
+function processMetrics(): Registry {
+  if (processRegistry === null) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+export const metricsPlugin = fp(
+  async (app: FastifyInstance) => {
+    if (app.config.metricsToken === null) {
+      app.decorate('metrics', null);
+      return;
+    }
+    const registry = new Registry();
+    const registers = [registry];
+    const labelNames = ['method', 'route', 'status'] as const;
+    const requests = new Counter({ name: 'tessera_http_requests_total', help: 'Requests answered, by method, route pattern and status.', labelNames, registers });
+    const duration = new Histogram({
+      name: 'tessera_http_request_duration_seconds',
+      help: 'Time from the request to its answer, by method, route pattern and status.',
+      labelNames,
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    // Callback style: an async hook costs a promise per request.
+    app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
+      const labels = { method: request.method, route: request.routeOptions.url ?? UNMATCHED, status: reply.statusCode };
+      requests.inc(labels);
+      duration.observe(labels, reply.elapsedTime / 1000);
+      done();
+    });
+
+    const signIns = new Counter({
+      name: 'tessera_sign_ins_total',
+      help: 'Sign-in attempts by realm (site, panel, api), method and outcome (succeeded, challenged, failed, limited).',
+      labelNames: ['realm', 'method', 'outcome'] as const,
+      registers,
+    });
+    app.services.signIn.observe((event) => signIns.inc({ realm: event.realm, method: event.method, outcome: event.outcome }));
+
+    const pool = app.db.pool;
+    if (pool !== null) {
+      new Gauge({
+        name: 'tessera_db_pool_connections',
+        help: 'PostgreSQL connections of the pool, by state (in_use, idle).',
+        labelNames: ['state'] as const,
+        registers,
+        collect() {
+          this.set({ state: 'in_use' }, pool.totalCount - pool.idleCount);
+          this.set({ state: 'idle' }, pool.idleCount);
+        },
+      });
+      new Gauge({
+        name: 'tessera_db_pool_waiting',
+        help: 'Queries waiting for a PostgreSQL connection of the pool, when scraped.',
+        registers,
+        collect() {
+          this.set(pool.waitingCount);
+        },
+      });
+      new Gauge({ name: 'tessera_db_pool_max', help: 'The pool size: connections it may open.', registers }).set(pool.options.max);
+    }
+
+    const { rateLimitStore } = app.config;
+    new Gauge({
+      name: 'tessera_rate_limit_store_up',
+      help: 'Whether the store RATE_LIMIT_STORE names answers (1) or not (0), asked at each scrape as GET /up asks it.',
+      labelNames: ['store'] as const,
+      registers,
+      async collect() {
+        const state = await limitStoreState(rateLimitStore, { redis: app.services.redis, db: app.db });
+        this.set({ store: state.kind }, state.ok ? 1 : 0);
+      },
+    });
+    // Redis's circuit breaker (modules/rate-limit/breaker.ts): whether it skips Redis now, and how
+    // many calls were answered without it (the request limit let through, the password limits
+    // counted in this process). The database store has no breaker: its failures show in
+    // tessera_rate_limit_store_up only.
+    const redis = app.services.redis;
+    if (redis !== null) {
+      const breaker = breakerFor(redis);
+      const states = ['closed', 'open', 'half-open'] as const;
+      new Gauge({
+        name: 'tessera_rate_limit_breaker_state',
+        help: 'The Redis circuit breaker: 1 for its state now (closed: Redis is used; open: skipped; half-open: a probe is out), 0 for the others.',
+        labelNames: ['state'] as const,
+        registers,
+        collect() {
+          for (const state of states) this.set({ state }, breaker.state === state ? 1 : 0);
+        },
+      });
+      new Counter({
+        name: 'tessera_rate_limit_store_fallbacks_total',
+        help: 'Rate-limit and throttle calls answered without Redis (failed, or skipped by the open breaker).',
+        registers,
+        collect() {
+          this.reset();
+          this.inc(breaker.fallbacks);
+        },
+      });
+    }
+
+    const local = async () => Registry.merge([processMetrics(), registry]).metrics();
+    const workers = cluster.isWorker && app.config.webConcurrency > 1 ? workerMetrics(async () => [...(await processMetrics().getMetricsAsJSON()), ...(await registry.getMetricsAsJSON())]) : null;
+    if (workers !== null) {
+      // Each worker's series apart, by worker id: a sum over the workers would drop when one dies
+      // and look like a counter reset to Prometheus, whose rate() would then count the survivors'
+      // whole totals again, a false spike at the very moment worth watching (docs/metrics.md).
+      const labels = { worker: String(workers.id) };
+      registry.setDefaultLabels(labels);
+      processMetrics().setDefaultLabels(labels);
+      app.addHook('onClose', async () => workers.close());
+    }
+    const exposition: MetricsExposition = { contentType: registry.contentType, scrape: workers?.scrape ?? local };
+    app.decorate('metrics', exposition);
+  },
+  { name: 'metrics' },
+);
