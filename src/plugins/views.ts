@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { failureKind, outageLogOf } from '../db/outage-log.js';
 import { LOCALES, isLocale, t, type Locale } from '../modules/i18n/translator.js';
+import { passkeysUnavailable } from '../modules/passkeys/relying-party.js';
 import type { SiteSettings } from '../modules/settings/site.js';
 import type { FieldErrors } from '../modules/shared/errors.js';
 import type { ErrorBody } from '../http/shared/schemas.js';
@@ -28,6 +29,8 @@ export type PageContext = {
   status: string | null;
   errors: FieldErrors;
   old: Record<string, string>;
+  /** Whether browsers accept passkeys at APP_URL: the sign-in pages offer them only then. */
+  passkeys: boolean;
 };
 
 /**
@@ -132,6 +135,10 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
     route.preHandler = [async (request: FastifyRequest) => void (await siteFor(request)), ...existing];
   });
 
+  // APP_URL is fixed for the life of the process: an IP address or a plain-http host other than
+  // localhost makes browsers refuse every passkey, so the sign-in pages do not offer one there
+  // (the security page says why and what to set).
+  const passkeys = passkeysUnavailable(app.config.appUrl) === null;
   const context = (request: FastifyRequest, reply: FastifyReply): PageContext => {
     const locale = localeOf(request, request.siteUserLocale ?? app.config.locale);
     const flashed = takeFlash(request);
@@ -148,6 +155,7 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
       status: typeof flashed.status === 'string' ? flashed.status : null,
       errors: (flashed.errors as FieldErrors | undefined) ?? {},
       old: (flashed.old as Record<string, string> | undefined) ?? {},
+      passkeys,
     };
   };
 

@@ -103,3 +103,31 @@ describe('the security page where passkeys cannot work', () => {
     assert.match(french, /n’est pas sécurisée.*régler APP_URL sur https:\/\/tessera\.example:8080\./s);
   });
 });
+
+describe('the sign-in pages where passkeys cannot work', () => {
+  const apps: TestApp[] = [];
+  after(async () => {
+    for (const t of apps) await t.close();
+  });
+
+  /** Whether the site's and the panel's login pages of an app at `appUrl` offer a passkey. */
+  async function offered(appUrl: string): Promise<boolean[]> {
+    const t = await buildTestApp({ APP_URL: appUrl });
+    apps.push(t);
+    const pages = await Promise.all(['/login', '/admin/login'].map((url) => t.app.inject({ method: 'GET', url })));
+    return pages.map((page) => {
+      assert.equal(page.statusCode, 200);
+      return /data-passkey-auth/.test(page.body);
+    });
+  }
+
+  it('offer "Sign in with a passkey" at localhost and over https', async () => {
+    assert.deepEqual(await offered('http://localhost:3000'), [true, true]);
+    assert.deepEqual(await offered('https://tessera.example'), [true, true]);
+  });
+
+  it('leave it out at an IP address and over http beyond localhost, where it could only fail', async () => {
+    assert.deepEqual(await offered('http://127.0.0.1:3000'), [false, false]);
+    assert.deepEqual(await offered('http://tessera.example:8080'), [false, false]);
+  });
+});
