@@ -40,6 +40,10 @@ async function main(config: Config): Promise<void> {
   drainWhenPrimaryGone(shutdown);
 
   await app.listen({ host: config.host, port: config.port });
+  // Fastify names the socket (http://127.0.0.1:3000); the address to open is APP_URL, the one
+  // links in mails, cookies and passkeys are made for (http://localhost:3000 by default). Said
+  // once: by the only process, or by the first of several workers.
+  if (cluster.isPrimary || cluster.worker?.id === 1) app.log.info({ url: config.appUrl }, `open ${config.appUrl}`);
 }
 
 // A failure before the service listens is one line naming its cause (src/startup-errors.ts).

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { onPostgres } from '../helpers.js';
 import { createSharedDatabase, startServerProcess, type ServerProcess, type SharedDatabase } from '../load/server-process.js';
 
-type Line = { msg?: string; path?: string; status?: number };
+type Line = { msg?: string; path?: string; status?: number; url?: string };
 
 function lines(output: string): Line[] {
   return output
@@ -29,6 +29,12 @@ describe(`log lines of the server process (${onPostgres ? 'PostgreSQL' : 'SQLite
   after(async () => {
     await server?.stop();
     await database?.drop();
+  });
+
+  it('names the address to open, APP_URL, once at the start', () => {
+    // The socket is 127.0.0.1; the address for a browser is APP_URL (passkeys need a host name).
+    const opened = lines(server.output()).filter((line) => line.msg?.startsWith('open ') === true);
+    assert.deepEqual(opened.map((line) => line.url), [server.url]);
   });
 
   it('writes a few lines out within about a second, though they fill no block', async () => {
