@@ -4,6 +4,7 @@
 // any database; the few lines at the bottom make it a program.
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { backup, restore } from './cli/backup.js';
 import { EXIT_OK, usageError, type Command } from './cli/command.js';
 import { importLaravel, migrate, seed } from './cli/db.js';
 import { describe } from './cli/errors.js';
@@ -28,6 +29,8 @@ const commands: Readonly<Record<string, Command>> = {
   'admin:demote': adminDemote,
   'user:2fa-reset': twoFactorReset,
   'db:import-laravel': importLaravel,
+  'db:backup': backup,
+  'db:restore': restore,
   'key:generate': keyGenerate,
   'tokens:prune': tokensPrune,
 };

@@ -13,6 +13,7 @@ import { ConfigError, loadConfig, readEnv, type Config } from './config.js';
 import { connect, type Db } from './db/connect.js';
 import { isFullDisk } from './db/disk-space.js';
 import { migrateToLatest, migrations } from './db/migrator.js';
+import { APP_KEY_MISMATCH, storedSecretsOpen } from './modules/two-factor/sealed-secrets.js';
 
 /** A failure at start, already put in its one line; `cause` is the original error. */
 export class StartupError extends Error {
@@ -229,13 +230,18 @@ export function startupWarnings(config: Config): string[] {
  */
 export async function prepareStart(config: Config): Promise<void> {
   const db = await openDatabase(config);
+  let keyOpensSecrets: boolean;
   try {
     await migrate(db, config);
+    keyOpensSecrets = await storedSecretsOpen(db, config.appKey);
   } finally {
     await db.close();
   }
+  // A database restored without its APP_KEY: production refuses to serve accounts it would lock
+  // out without a word; development (a copied DATA_DIR, a new app.key) is told, and starts.
+  if (!keyOpensSecrets && config.env === 'production') throw new StartupError(APP_KEY_MISMATCH, null);
   if (config.rateLimitStore === 'redis') await checkRedis(config.redisUrl);
-  const warnings = startupWarnings(config);
+  const warnings = [...startupWarnings(config), ...(keyOpensSecrets ? [] : [APP_KEY_MISMATCH])];
   if (warnings.length > 0) {
     const log = pino({ level: config.logLevel }, pino.destination({ dest: 1, sync: true }));
     for (const warning of warnings) log.warn(warning);
