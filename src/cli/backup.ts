@@ -88,7 +88,8 @@ export const backup: Command = {
     if (source === null) throw new CliError('DATABASE_URL names an in-memory SQLite database: there is nothing to back up.');
     const started = performance.now();
     try {
-      const copy = await backupSqlite(source, destination(rt, to, '.db'));
+      const file = destination(rt, to, '.db');
+      const copy = await backupSqlite(source, file, () => rt.out(`Copying ${source} to ${file} ...`));
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       rt.out(`Backed up ${source} to ${copy.path} (${megabytes(copy.bytes)}, ${plural(copy.users, 'user')}, ${plural(copy.posts, 'post')}, checked) in ${seconds} s.`);
       rt.out(KEEP_THE_KEY);

@@ -47,9 +47,10 @@ export type SqliteBackup = { path: string; bytes: number; users: number; posts: 
  * Copies the SQLite database at `source` to `destination`, which must not exist: a snapshot of
  * one moment, taken while the service keeps writing (WAL readers never block the writer). The
  * copy is a single file (rollback journal, no WAL beside it), readable only by its owner (it
- * holds password and token hashes), and checked before it takes its name.
+ * holds password and token hashes), and checked before it takes its name. `onCopy` is called
+ * just before the snapshot is taken: whatever was committed before it is in the copy.
  */
-export async function backupSqlite(source: string, destination: string): Promise<SqliteBackup> {
+export async function backupSqlite(source: string, destination: string, onCopy: () => void = () => {}): Promise<SqliteBackup> {
   if (!existsSync(source)) throw new BackupError(`There is no SQLite database at ${source} (DATABASE_URL).`);
   if (existsSync(destination)) throw new BackupError(`${destination} already exists: a backup never replaces a file; name another one with --to.`);
   mkdirSync(dirname(destination), { recursive: true, mode: 0o700 });
@@ -60,6 +61,7 @@ export async function backupSqlite(source: string, destination: string): Promise
     const handle = new SQLite(source, { fileMustExist: true });
     try {
       handle.pragma('busy_timeout = 5000');
+      onCopy();
       await handle.backup(partial, { progress: () => ALL_PAGES });
     } finally {
       handle.close();
