@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { UNWRITABLE_MESSAGE } from '../../src/plugins/errors.js';
 import { createUser, issueToken } from '../helpers.js';
 import { WebClient } from '../support/client.js';
-import { appBehindProxy, appOnSmallDisk, assertSaysNothingInside, stackLines, type FullDiskApp, type OutageApp, type ProxiedApp } from '../support/outage-app.js';
+import { appBehindProxy, appOnSmallDisk, assertEachLoggedOnce, assertSaysNothingInside, stackLines, type FullDiskApp, type OutageApp, type ProxiedApp } from '../support/outage-app.js';
 import { needsPostgres, sqliteOnly } from '../support/services.js';
 import { skipWithoutTmpfs } from '../support/tmpfs.js';
 import { login } from '../web/support.js';
@@ -45,13 +45,6 @@ async function sweep(t: OutageApp, signedIn: WebClient, token: string, ports: nu
     answers.push(answer);
   }
   return answers;
-}
-
-/** Each kind of failure (its message, code and what failed) is logged in full once, however many requests met it. */
-function assertEachLoggedOnce(t: OutageApp): void {
-  const kinds = stackLines(t.log()).map((line) => `${line.msg} ${line.err?.code ?? line.err?.stack?.split('\n')[0]} ${String(line.what ?? '')}`);
-  assert.ok(kinds.length > 0);
-  assert.equal(new Set(kinds).size, kinds.length, kinds.join('\n'));
 }
 
 function assertErrorPage(what: string, answer: Answer, status: number, message: string): void {
@@ -89,7 +82,7 @@ describe('error answers on a full disk (SQLite)', { skip: sqliteOnly('a full dis
     const answers = await sweep(t, signedIn, token, []);
     assert.ok(answers.some((answer) => answer.statusCode === 503), 'some answers are 503');
     assert.ok(stackLines(t.log()).some((line) => line.err?.code === 'SQLITE_FULL' && line.msg === 'request failed'), 'the failure is logged');
-    assertEachLoggedOnce(t);
+    assertEachLoggedOnce(t.log());
   });
 });
 
@@ -121,6 +114,6 @@ describe('error answers with PostgreSQL cut', { skip: needsPostgres }, () => {
   it('answers every page and API call without a word of the inside, and logs each failure once', async () => {
     const answers = await sweep(t, signedIn, token, [t.proxy.port]);
     assert.ok(answers.every((answer) => answer.statusCode === 503 || answer.statusCode < 500), answers.map((a) => a.statusCode).join(' '));
-    assertEachLoggedOnce(t);
+    assertEachLoggedOnce(t.log());
   });
 });

@@ -117,6 +117,14 @@ export function stackLines(lines: LogLine[]): LogLine[] {
   return lines.filter((line) => line.level >= 50 && typeof line.err?.stack === 'string' && line.err.stack !== '');
 }
 
+/** Each kind of failure (its message, code and what failed) is logged in full once, however many requests met it; returns the kinds. */
+export function assertEachLoggedOnce(lines: LogLine[]): string[] {
+  const kinds = stackLines(lines).map((line) => `${line.msg} ${line.err?.code ?? line.err?.stack?.split('\n')[0]} ${String(line.what ?? '')}`);
+  assert.ok(kinds.length > 0, 'the failure is logged');
+  assert.equal(new Set(kinds).size, kinds.length, `each kind in full once:\n${kinds.join('\n')}`);
+  return kinds;
+}
+
 /** Asks `condition` up to `tries` times, 100 ms apart (a count: a slow machine only makes each try slower). */
 export async function eventually(what: string, condition: () => Promise<boolean> | boolean, tries = 100): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
