@@ -28,6 +28,7 @@ const SLOWEST_FIRST = [
   'test/browser/mobile-tables.test.ts', // 20 s in a full run (2026-11-24)
   'test/browser/accounts.test.ts', // 13 s
   'test/faults/startup-failures.test.ts', // 13 s (2026-11-24): a server process per failure
+  'test/faults/full-disk.test.ts', // 13 s (2026-11-27): a tmpfs filled and freed, a server process that cannot start on it
   'test/load/api-mix.test.ts', // 11 s
   'test/security/prototype-keys.test.ts', // 18 s in a full run (2026-11-24, more forms)
   'test/browser/passkeys.test.ts', // 13 s (2026-11-24)
