@@ -4,10 +4,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createSharedDatabase, startServerProcess, warningsIn, type SharedDatabase } from '../load/server-process.js';
+import { oncePerRun } from '../support/services.js';
 
 const MAIL_WARNING = /MAIL_MAILER/;
 
-describe('MAIL_MAILER=log at start, as the real process', () => {
+describe('MAIL_MAILER=log at start, as the real process', { skip: oncePerRun('a start-up warning on the configuration') }, () => {
   let database: SharedDatabase;
   before(async () => {
     database = await createSharedDatabase('sqlite');

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { composeMail } from '../../src/modules/mail/mail.service.js';
 import { buildTestApp, testConfig, testDataDir } from '../helpers.js';
 import { ROOT } from '../load/server-process.js';
+import { oncePerRun } from '../support/services.js';
 
 const HELPERS = fileURLToPath(new URL('../helpers.ts', import.meta.url));
 
@@ -41,7 +42,7 @@ describe('the tests\' DATA_DIR', () => {
   });
 });
 
-describe('scripts/run-tests.mjs', () => {
+describe('scripts/run-tests.mjs', { skip: oncePerRun('the test runner') }, () => {
   // A copy of the runner in a directory of its own, so that its ./data is not the repository's.
   const dir = mkdtempSync(join(tmpdir(), 'tessera-runner-'));
   mkdirSync(join(dir, 'scripts'));
