@@ -68,7 +68,8 @@ const child = spawn(
     stdio: 'ignore',
     // No HOST (127.0.0.1 is the default): valgrind names the files callgrind_control finds it
     // by after $HOST, which callgrind_control reads from its own environment.
-    env: { PATH: process.env.PATH ?? '', ...serviceEnv(database, dir), PORT: String(port) },
+    // METRICS_TOKEN passes through: the cost of GET /metrics' counting (docs/metrics.md).
+    env: { PATH: process.env.PATH ?? '', ...serviceEnv(database, dir), PORT: String(port), ...(process.env.METRICS_TOKEN === undefined ? {} : { METRICS_TOKEN: process.env.METRICS_TOKEN }) },
   },
 );
 

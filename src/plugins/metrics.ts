@@ -17,7 +17,7 @@
 import cluster from 'node:cluster';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric, type MetricValueWithName } from 'prom-client';
 import { workerMetrics } from '../cluster.js';
 import { breakerFor } from '../modules/rate-limit/breaker.js';
 import { limitStoreState } from '../modules/rate-limit/store-state.js';
@@ -27,6 +27,59 @@ import type { MetricsExposition } from './types.js';
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** The route label of a request no route matched (as the request log's `path`). */
 export const UNMATCHED = '(unmatched)';
+
+type RequestLabels = { method: string; route: string; status: number };
+type RequestSeries = { labels: RequestLabels; count: number; sum: number; /** per bucket, not cumulative */ buckets: number[] };
+
+/**
+ * The requests answered, by method, route pattern and status: a count, a sum of seconds and
+ * a count per duration bucket each, kept in a Map by a string key (a request costs one lookup
+ * and three additions). The duration histogram is read from it at scrape time in the shape
+ * prom-client's own Histogram gives (so the text, and the cluster's aggregation of it, are
+ * prom-client's own).
+ */
+class RequestTally {
+  private readonly bySeries = new Map<string, RequestSeries>();
+
+  record(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`;
+    let found = this.bySeries.get(key);
+    if (found === undefined) {
+      found = { labels: { method, route, status }, count: 0, sum: 0, buckets: DURATION_BUCKETS.map(() => 0) };
+      this.bySeries.set(key, found);
+    }
+    found.count += 1;
+    found.sum += seconds;
+    const bucket = DURATION_BUCKETS.findIndex((bound) => seconds <= bound);
+    if (bucket !== -1) found.buckets[bucket]! += 1;
+  }
+
+  series(): IterableIterator<RequestSeries> {
+    return this.bySeries.values();
+  }
+
+  /** The histogram `name` of these requests, as a metric a prom-client Registry serves. */
+  histogram(name: string, help: string): Metric {
+    const read = () => {
+      const values: MetricValueWithName<string>[] = [];
+      for (const { labels, count, sum, buckets } of this.bySeries.values()) {
+        let cumulative = 0;
+        DURATION_BUCKETS.forEach((le, i) => {
+          cumulative += buckets[i]!;
+          values.push({ labels: { ...labels, le }, value: cumulative, metricName: `${name}_bucket` });
+        });
+        values.push({ labels: { ...labels, le: '+Inf' }, value: count, metricName: `${name}_bucket` });
+        values.push({ labels, value: sum, metricName: `${name}_sum` });
+        values.push({ labels, value: count, metricName: `${name}_count` });
+      }
+      return { name, help, type: 'histogram', values, aggregator: 'sum' };
+    };
+    // A Registry asks a metric only for these (registry.js: get, and reset from resetMetrics).
+    // prom-client's MetricType enum exists in its types only, hence the plain 'histogram'.
+    const metric = { name, help, type: 'histogram', aggregator: 'sum', get: async () => read(), reset: () => this.bySeries.clear() };
+    return metric as unknown as Metric;
+  }
+}
 
 let processRegistry: Registry | null = null;
 
@@ -47,20 +100,24 @@ export const metricsPlugin = fp(
     }
     const registry = new Registry();
     const registers = [registry];
-    const labelNames = ['method', 'route', 'status'] as const;
-    const requests = new Counter({ name: 'tessera_http_requests_total', help: 'Requests answered, by method, route pattern and status.', labelNames, registers });
-    const duration = new Histogram({
-      name: 'tessera_http_request_duration_seconds',
-      help: 'Time from the request to its answer, by method, route pattern and status.',
-      labelNames,
-      buckets: DURATION_BUCKETS,
+    // Counted in plain numbers on the way out and handed to prom-client only when scraped: its
+    // inc() and observe() check and hash the labels at every call, which put GET /api/user at
+    // 194,000 instructions a request instead of 138,000 (callgrind, bench/instructions.ts).
+    const tally = new RequestTally();
+    new Counter({
+      name: 'tessera_http_requests_total',
+      help: 'Requests answered, by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'] as const,
       registers,
+      collect() {
+        this.reset();
+        for (const each of tally.series()) this.inc(each.labels, each.count);
+      },
     });
+    registry.registerMetric(tally.histogram('tessera_http_request_duration_seconds', 'Time from the request to its answer, by method, route pattern and status.'));
     // Callback style: an async hook costs a promise per request.
     app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
-      const labels = { method: request.method, route: request.routeOptions.url ?? UNMATCHED, status: reply.statusCode };
-      requests.inc(labels);
-      duration.observe(labels, reply.elapsedTime / 1000);
+      tally.record(request.method, request.routeOptions.url ?? UNMATCHED, reply.statusCode, reply.elapsedTime / 1000);
       done();
     });
 

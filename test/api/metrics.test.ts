@@ -121,6 +121,14 @@ describe(`GET /metrics with METRICS_TOKEN (${DB})`, () => {
     assert.equal(valueOf(now, 'tessera_http_requests_total', labels) - valueOf(before, 'tessera_http_requests_total', labels), 3);
     const timed = (text: string) => valueOf(histogramCounts(text, 'tessera_http_request_duration_seconds'), 'tessera_http_request_duration_seconds_count', labels);
     assert.equal(timed(nowText) - timed(beforeText), 3);
+    // The buckets are cumulative and end at the count (`le="+Inf"`), as Prometheus reads them.
+    const buckets = nowText
+      .split('\n')
+      .filter((line) => line.startsWith('tessera_http_request_duration_seconds_bucket{method="GET",route="/api/user",status="200",'))
+      .map((line) => Number(line.slice(line.lastIndexOf(' ') + 1)));
+    assert.ok(buckets.length > 1);
+    assert.deepEqual(buckets, [...buckets].sort((a, b) => a - b));
+    assert.equal(buckets.at(-1), timed(nowText));
     const unauthenticated = { ...labels, status: '401' };
     assert.equal(valueOf(now, 'tessera_http_requests_total', unauthenticated) - valueOf(before, 'tessera_http_requests_total', unauthenticated), 1);
   });
