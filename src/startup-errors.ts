@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { ConfigError, loadConfig, readEnv, type Config } from './config.js';
-import { connect, type Db } from './db/connect.js';
+import { connect, sqliteUrlPath, type Db } from './db/connect.js';
 import { isFullDisk } from './db/disk-space.js';
 import { migrateToLatest, migrations } from './db/migrator.js';
 import { APP_KEY_MISMATCH, storedSecretsOpen } from './modules/two-factor/sealed-secrets.js';
@@ -77,10 +77,6 @@ function whereOf(url: string, defaultPort: number): string {
   }
 }
 
-function sqlitePath(databaseUrl: string): string {
-  return databaseUrl.replace(/^sqlite:(\/\/)?/, '');
-}
-
 // PostgreSQL's codes for a connection it refuses (database, role, password, server state).
 const PG_CONNECTION_CODES = new Set(['3D000', '28000', '28P01', '57P03', '53300', '08001', '08004', '08006']);
 const PG_CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|connection timeout|does not support SSL/i;
@@ -95,7 +91,7 @@ export function databaseFailureLine(error: unknown, databaseUrl: string): string
   const e = shape(error);
   const code = codeOf(error);
   if (databaseUrl.startsWith('sqlite:')) {
-    const path = sqlitePath(databaseUrl);
+    const path = sqliteUrlPath(databaseUrl);
     if (e.syscall === 'mkdir' && typeof e.path === 'string') {
       const why = code === 'EEXIST' || code === 'ENOTDIR' ? `${e.path} is not a directory` : `${e.path}: ${reasonOf(error)}`;
       return `DATABASE_URL: cannot create the SQLite database ${path} (${why}).`;
@@ -163,8 +159,8 @@ async function migrate(db: Db, config: Config): Promise<void> {
   try {
     await migrateToLatest(db);
   } catch (error) {
-    if (db.dialect === 'sqlite' && config.databaseUrl.startsWith('sqlite:') && isFullDisk(error, sqlitePath(config.databaseUrl))) {
-      throw new StartupError(fullDiskLine(sqlitePath(config.databaseUrl)), error);
+    if (db.dialect === 'sqlite' && config.databaseUrl.startsWith('sqlite:') && isFullDisk(error, sqliteUrlPath(config.databaseUrl))) {
+      throw new StartupError(fullDiskLine(sqliteUrlPath(config.databaseUrl)), error);
     }
     const name = await firstPending(db);
     throw new StartupError(`DATABASE_URL: migration ${name ?? '(unknown)'} failed: ${firstLine(error)}.`, error);

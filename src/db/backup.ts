@@ -9,12 +9,6 @@ import SQLite from 'better-sqlite3';
 /** A backup or a restore that cannot be done as asked; its message is the line the user reads. */
 export class BackupError extends Error {}
 
-/** The SQLite file of DATABASE_URL, or null for an in-memory database (nothing to back up). */
-export function sqliteFile(databaseUrl: string): string | null {
-  const path = databaseUrl.replace(/^sqlite:(\/\/)?/, '');
-  return path === '' || path === ':memory:' ? null : resolve(path);
-}
-
 /** `20261127-031500` (UTC): backup names sort by time. */
 export function backupStamp(now = new Date()): string {
   return now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);

@@ -48,15 +48,21 @@ const pgTypes = {
   },
 };
 
-function sqlitePath(url: string): string {
-  const path = url.replace(/^sqlite:(\/\/)?/, '');
-  return path === ':memory:' || path === '' ? ':memory:' : resolve(path);
+/** The path of a `sqlite:` URL as written (`sqlite:./data/app.db` → `./data/app.db`), for messages. */
+export function sqliteUrlPath(url: string): string {
+  return url.replace(/^sqlite:(\/\/)?/, '');
+}
+
+/** The absolute path of the file a `sqlite:` URL names; null for an in-memory database. */
+export function sqliteFile(url: string): string | null {
+  const path = sqliteUrlPath(url);
+  return path === ':memory:' || path === '' ? null : resolve(path);
 }
 
 /** Connects to the database named by `url` (sqlite:./file.db, sqlite::memory:, postgres://…). */
 export function connect(url: string, options: ConnectOptions = {}): Db {
   if (url.startsWith('sqlite:')) {
-    const path = sqlitePath(url);
+    const path = sqliteFile(url) ?? ':memory:';
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const handle = new SQLite(path);
     // WAL lets readers run beside the writer; NORMAL is durable across process crashes in WAL

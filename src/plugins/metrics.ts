@@ -20,7 +20,7 @@ import fp from 'fastify-plugin';
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric, type MetricValueWithName } from 'prom-client';
 import { workerMetrics } from '../cluster.js';
 import { breakerFor } from '../modules/rate-limit/breaker.js';
-import { limitStoreState } from '../modules/rate-limit/store-state.js';
+import { fallbacksOf, limitStoreState } from '../modules/rate-limit/store-state.js';
 import type { MetricsExposition } from './types.js';
 
 /** Seconds; the service answers most requests in a few milliseconds, so the low end is finer than prom-client's default. */
@@ -163,10 +163,9 @@ export const metricsPlugin = fp(
         this.set({ store: state.kind }, state.ok ? 1 : 0);
       },
     });
-    // Redis's circuit breaker (modules/rate-limit/breaker.ts): whether it skips Redis now, and how
-    // many calls were answered without it (the request limit let through, the password limits
-    // counted in this process). The database store has no breaker: its failures show in
-    // tessera_rate_limit_store_up only.
+    // Redis's circuit breaker (modules/rate-limit/breaker.ts): whether it skips Redis now. The
+    // database store has no breaker: its failures show in tessera_rate_limit_store_up and in the
+    // fallbacks below.
     const redis = app.services.redis;
     if (redis !== null) {
       const breaker = breakerFor(redis);
@@ -180,13 +179,20 @@ export const metricsPlugin = fp(
           for (const state of states) this.set({ state }, breaker.state === state ? 1 : 0);
         },
       });
+    }
+
+    // Calls the limits answered without their shared store (the request limit let a request
+    // through, a throttle counted in this process), for Redis and the database alike; with Redis
+    // they include those the open breaker skipped.
+    if (rateLimitStore !== 'memory') {
+      const fallbacks = fallbacksOf(rateLimitStore === 'redis' && redis !== null ? redis : app.db);
       new Counter({
         name: 'tessera_rate_limit_store_fallbacks_total',
-        help: 'Rate-limit and throttle calls answered without Redis (failed, or skipped by the open breaker).',
+        help: 'Rate-limit and throttle calls answered without the shared store (it failed, or the Redis breaker skipped it).',
         registers,
         collect() {
           this.reset();
-          this.inc(breaker.fallbacks);
+          this.inc(fallbacks.count);
         },
       });
     }

@@ -16,6 +16,7 @@ import fp from 'fastify-plugin';
 import { breakerFor } from '../modules/rate-limit/breaker.js';
 import { DatabaseRateLimitStore } from '../modules/rate-limit/database-store.js';
 import { connectedOnce, rateLimitNamespace } from '../modules/rate-limit/redis.js';
+import { fallbacksOf } from '../modules/rate-limit/store-state.js';
 import { tooManyAttempts } from '../modules/rate-limit/too-many-attempts.js';
 
 const WINDOW_MS = 60_000;
@@ -80,7 +81,10 @@ export const rateLimitPlugin = fp(async (app: FastifyInstance) => {
   // protects the service's capacity, it must not take the service down. One warning a minute says so.
   let lastWarning = 0;
   const allowed: Check = { isAllowed: true, key: '' };
+  // Counted for GET /metrics with the throttles' own fallbacks, by the shared store's object.
+  const fallbacks = fallbacksOf(redis ?? db);
   const storeFailed = (request: FastifyRequest, error: unknown): Check => {
+    fallbacks.count += 1;
     if (Date.now() - lastWarning > WINDOW_MS) {
       lastWarning = Date.now();
       request.log.warn({ err: error }, 'rate limit store failed; request not limited');

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { loadConfig, ConfigError } from '../../src/config.js';
 import { buildTestApp, createUser, issueToken, onPostgres, TEST_APP_KEY, type TestApp } from '../helpers.js';
 import { freePort } from '../support/browser.js';
@@ -214,6 +215,33 @@ describe(`GET /metrics with RATE_LIMIT_STORE=redis and Redis away (${DB})`, () =
     assert.equal(valueOf(now, 'tessera_rate_limit_breaker_state', { state: 'open' }) + valueOf(now, 'tessera_rate_limit_breaker_state', { state: 'half-open' }), 1);
     assert.equal(valueOf(now, 'tessera_rate_limit_breaker_state', { state: 'closed' }), 0);
     assert.ok(valueOf(now, 'tessera_rate_limit_store_fallbacks_total') - valueOf(before, 'tessera_rate_limit_store_fallbacks_total') >= 5);
+  });
+});
+
+describe(`GET /metrics with RATE_LIMIT_STORE=database and its table gone (${DB})`, () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildTestApp({ METRICS_TOKEN: TOKEN, RATE_LIMIT_STORE: 'database', API_RATE_LIMIT: '60', LOGIN_RATE_LIMIT: '5' });
+  });
+  after(async () => t.close());
+
+  it('shows the store down and counts each call answered without it, the request limit and the password throttle alike', async () => {
+    const scrape = async () => parseMetrics((await t.app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })).body);
+    const before = await scrape();
+    assert.equal(valueOf(before, 'tessera_rate_limit_store_up', { store: 'database' }), 1);
+    // An honest failure of the store's own query, as test/faults/redis-down.test.ts makes it.
+    await sql`alter table rate_limits rename to rate_limits_away`.execute(t.db.kysely);
+    try {
+      for (let i = 0; i < 3; i += 1) assert.equal((await t.app.inject({ url: '/api/posts', headers: { accept: 'application/json' } })).statusCode, 200);
+      const wrong = await t.app.inject({ method: 'POST', url: '/api/tokens', headers: { accept: 'application/json' }, payload: { email: 'nobody@example.com', password: 'wrong password', device_name: 'd' } });
+      assert.equal(wrong.statusCode, 401);
+      const now = await scrape();
+      assert.equal(valueOf(now, 'tessera_rate_limit_store_up', { store: 'database' }), 0);
+      // 3 requests let through, and the token issue's limit and throttle counted in this process.
+      assert.ok(valueOf(now, 'tessera_rate_limit_store_fallbacks_total') - valueOf(before, 'tessera_rate_limit_store_fallbacks_total') >= 4);
+    } finally {
+      await sql`alter table rate_limits_away rename to rate_limits`.execute(t.db.kysely);
+    }
   });
 });
 

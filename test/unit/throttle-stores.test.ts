@@ -213,7 +213,7 @@ describe('a shared throttle store that fails', () => {
   function degraded(shared: ThrottleStore) {
     const clock = { now: 1_000_000 };
     const warnings: { details: object; message: string }[] = [];
-    const store = new FallbackThrottleStore(shared, { warn: (details, message) => warnings.push({ details, message }) }, () => clock.now);
+    const store = new FallbackThrottleStore(shared, { warn: (details, message) => warnings.push({ details, message }) }, { count: 0 }, () => clock.now);
     return { throttle: new Throttle(store, () => clock.now), clock, warnings };
   }
 

@@ -10,6 +10,7 @@ import { createMailer, type MailLogger, type Mailer } from '../mail/mailer.js';
 import { PasswordResetService } from '../password-reset/password-reset.service.js';
 import type { Redis } from 'ioredis';
 import { createRedisClient, rateLimitNamespace } from '../rate-limit/redis.js';
+import { fallbacksOf } from '../rate-limit/store-state.js';
 import { RememberService } from '../remember/remember.service.js';
 import { deriveKey } from '../shared/keys.js';
 import { DatabaseThrottleStore } from '../throttle/database-store.js';
@@ -67,8 +68,8 @@ const stderrLogger: MailLogger & ThrottleLogger = {
  */
 function throttleStoreFor(db: Db, config: Config, redis: Redis | null, logger: ThrottleLogger): ThrottleStore {
   const secret = deriveKey(config.appKey, 'throttle');
-  if (config.rateLimitStore === 'database') return new FallbackThrottleStore(new DatabaseThrottleStore(db, secret), logger);
-  if (redis !== null) return new FallbackThrottleStore(new RedisThrottleStore(redis, { namespace: rateLimitNamespace(config.appKey), secret }), logger);
+  if (config.rateLimitStore === 'database') return new FallbackThrottleStore(new DatabaseThrottleStore(db, secret), logger, fallbacksOf(db));
+  if (redis !== null) return new FallbackThrottleStore(new RedisThrottleStore(redis, { namespace: rateLimitNamespace(config.appKey), secret }), logger, fallbacksOf(redis));
   return new MemoryThrottleStore();
 }
 

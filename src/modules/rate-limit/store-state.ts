@@ -32,3 +32,24 @@ export async function limitStoreState(kind: Config['rateLimitStore'], stores: { 
     return { kind, ok: false };
   }
 }
+
+/** How many calls the limits answered without their shared store: a count, read by GET /metrics. */
+export type FallbackCount = { count: number };
+
+const fallbackCounts = new WeakMap<object, FallbackCount>();
+
+/**
+ * The fallbacks of one shared store (the Redis client, or the database for
+ * RATE_LIMIT_STORE=database), counted where each happens: the API's request limit letting a
+ * request through (plugins/rate-limit.ts), a throttle counting in this process instead
+ * (throttle/fallback-store.ts). Kept by the store's object, as breakerFor keeps a breaker: every
+ * user of that store adds to the one count.
+ */
+export function fallbacksOf(store: object): FallbackCount {
+  let found = fallbackCounts.get(store);
+  if (found === undefined) {
+    found = { count: 0 };
+    fallbackCounts.set(store, found);
+  }
+  return found;
+}

@@ -1,5 +1,6 @@
 // What the account throttles (and the API's password limits, which count through them) do when
 // their shared store (Redis or the database) fails.
+import type { FallbackCount } from '../rate-limit/store-state.js';
 import { MemoryThrottleStore, type Bucket, type ThrottleStore } from './throttle.js';
 
 export type ThrottleLogger = { warn(details: object, message: string): void };
@@ -27,6 +28,8 @@ export class FallbackThrottleStore implements ThrottleStore {
   constructor(
     private readonly shared: ThrottleStore,
     private readonly logger: ThrottleLogger,
+    /** Counted at every failed call, for GET /metrics (rate-limit/store-state.ts fallbacksOf). */
+    private readonly fallbacks: FallbackCount = { count: 0 },
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -59,6 +62,7 @@ export class FallbackThrottleStore implements ThrottleStore {
   }
 
   private failed(error: unknown): void {
+    this.fallbacks.count += 1;
     const now = this.clock();
     if (now - this.lastWarning < WARN_EVERY_MS) return;
     this.lastWarning = now;
