@@ -31,10 +31,13 @@ describe(`log lines of the server process (${onPostgres ? 'PostgreSQL' : 'SQLite
     await database?.drop();
   });
 
-  it('names the address to open, APP_URL, once at the start', () => {
+  it('names the address to open, APP_URL, once at the start', async () => {
     // The socket is 127.0.0.1; the address for a browser is APP_URL (passkeys need a host name).
-    const opened = lines(server.output()).filter((line) => line.msg?.startsWith('open ') === true);
-    assert.deepEqual(opened.map((line) => line.url), [server.url]);
+    // Lines reach stdout within about a second (the next test), so the line may still be on its way.
+    const opened = () => lines(server.output()).filter((line) => line.msg?.startsWith('open ') === true);
+    const deadline = Date.now() + 3000;
+    while (opened().length === 0 && Date.now() < deadline) await sleep(50);
+    assert.deepEqual(opened().map((line) => line.url), [server.url]);
   });
 
   it('writes a few lines out within about a second, though they fill no block', async () => {
