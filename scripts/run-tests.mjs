@@ -19,6 +19,8 @@ function find(dir) {
 // the end. A file missing from this list only runs later; the list never decides what runs.
 const SLOWEST_FIRST = [
   'test/faults/production-install.test.ts', // 60 s (2026-11-24): npm ci, build and prune in a copy of the repository
+  'test/faults/backup-restore.test.ts', // 42 s in a full run (2026-11-27): 20,000 posts, five writers, a backup, three server starts
+  'test/cli/backup.test.ts', // 40 s in a full run (2026-11-27): about twenty CLI processes
   'test/security/enumeration.test.ts', // 29 s: timing comparisons of 200 tries each
   'test/faults/cluster.test.ts', // 29 s (2026-11-24): three services of two workers, two failed starts
   'test/browser/admin.test.ts', // 20 s
@@ -29,6 +31,8 @@ const SLOWEST_FIRST = [
   'test/browser/accounts.test.ts', // 13 s
   'test/faults/startup-failures.test.ts', // 13 s (2026-11-24): a server process per failure
   'test/faults/full-disk.test.ts', // 13 s (2026-11-27): a tmpfs filled and freed, a server process that cannot start on it
+  'test/faults/mail-log-warning.test.ts', // 19 s in a full run (2026-11-27): real production starts
+  'test/faults/metrics-cluster.test.ts', // 18 s SQLite, 22 s PostgreSQL (2026-11-27): two workers, one killed
   'test/load/api-mix.test.ts', // 11 s
   'test/security/prototype-keys.test.ts', // 18 s in a full run (2026-11-24, more forms)
   'test/browser/passkeys.test.ts', // 13 s (2026-11-24)
