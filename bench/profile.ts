@@ -2,13 +2,17 @@
 // database, warms it up, profiles its CPU (the inspector, in the service's process) while one
 // request is loaded for a few seconds, then prints the self time by package and by function, and
 // the inclusive time of the functions that matter.
-//   npx tsx bench/profile.ts user|posts|posts-large|login [seconds]
+//   npx tsx bench/profile.ts user|posts|posts-large|login|<a page of bench/pages.ts, e.g. /security> [seconds]
+// A page is asked for as its visitor (signed in on the site or the panel where it needs it).
+// With BENCH_DATABASE_URL (postgres://…/name) the data set is copied there and the service runs
+// on PostgreSQL.
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load, type Request } from './load.js';
-import { BENCH_EMAIL, BENCH_PASSWORD, seedBenchDatabase, serviceEnv } from './seed.js';
+import { PAGES, pageRequest, signIn, type Cookies } from './pages.js';
+import { BENCH_ADMIN_EMAIL, BENCH_EMAIL, BENCH_PASSWORD, copyToPostgres, dropPostgres, seedBenchDatabase, serviceEnv } from './seed.js';
 import type { ParentMessage, ServerMessage } from './server.js';
 
 type Node = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number; children?: number[] };
@@ -89,15 +93,26 @@ async function main(): Promise<void> {
       },
     ],
   };
-  const chosen = requests[scenario];
-  if (chosen === undefined) throw new Error(`unknown scenario ${scenario}; one of ${Object.keys(requests).join(', ')}`);
+  const page = PAGES.find((candidate) => candidate.path === scenario);
+  if (requests[scenario] === undefined && page === undefined) throw new Error(`unknown scenario ${scenario}; one of ${[...Object.keys(requests), ...PAGES.map((p) => p.path)].join(', ')}`);
+  const postgres = process.env.BENCH_DATABASE_URL;
+  if (postgres !== undefined && postgres !== '') await copyToPostgres(join(dir, 'bench.db'), postgres);
   const child = fork(new URL('./server.ts', import.meta.url).pathname, [], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    env: { PATH: process.env.PATH ?? '', ...serviceEnv(join(dir, 'bench.db'), dir), LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+    env: { PATH: process.env.PATH ?? '', ...serviceEnv(postgres || join(dir, 'bench.db'), dir), LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
   });
   const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
   const origin = `http://127.0.0.1:${port}`;
+  let chosen = requests[scenario] ?? [];
+  if (page !== undefined) {
+    const cookies: Cookies = {
+      anonymous: '',
+      user: page.visitor === 'user' ? await signIn(origin, '/login', BENCH_EMAIL, BENCH_PASSWORD) : '',
+      admin: page.visitor === 'admin' ? await signIn(origin, '/admin/login', BENCH_ADMIN_EMAIL, BENCH_PASSWORD) : '',
+    };
+    chosen = [pageRequest(page, cookies)];
+  }
   await load({ origin, requests: chosen, seconds: 2, connections: 10 });
   const reply = (type: ServerMessage['type']) =>
     new Promise<ServerMessage>((resolve) => {
@@ -120,6 +135,7 @@ async function main(): Promise<void> {
   child.kill('SIGTERM');
   await exited;
   if (message.type !== 'profile') throw new Error('no profile received');
+  if (postgres !== undefined && postgres !== '') await dropPostgres(postgres);
   report(message.profile as Profile);
 }
 

@@ -4,18 +4,22 @@
 // them in turn on loopback and prints requests/s, p50/p99 and each ratio against its target, a
 // table per database; then GET /api/user with two worker processes against one. The two sides of a ratio are
 // measured alternately, REPEATS times each, each side in two processes, and the best turn of each
-// side counts: drift and other work on the machine then weigh on both sides alike. `--quick` (or
-// BENCH_QUICK=1) shortens every phase for a smoke run; `--only workers` runs only the worker
-// scenario, `--only redis` only the frozen-Redis one. The full run takes about eleven minutes with
-// PostgreSQL.
+// side counts: drift and other work on the machine then weigh on both sides alike. Then the site's
+// pages (bench/pages.ts), signed in where they need it, against the same bare server, a table per
+// database. `--quick` (or BENCH_QUICK=1) shortens every phase for a smoke run; `--only workers` runs
+// only the worker scenario, `--only redis` only the frozen-Redis one, `--only pages` only the pages
+// (on both databases given BENCH_DATABASE_URL, about six minutes). The full run takes about
+// seventeen minutes with PostgreSQL.
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { BareMessage } from './bare.js';
 import { load, loadTool, type LoadResult, type Request } from './load.js';
-import { BENCH_EMAIL, BENCH_PASSWORD, copyToPostgres, dropPostgres, seedBenchDatabase, serviceEnv, type BenchData } from './seed.js';
+import { BLOG, notThePage, PAGE_TARGETS, PAGES, pageRequest, signIn, type Cookies, type Page } from './pages.js';
+import { BENCH_ADMIN_EMAIL, BENCH_EMAIL, BENCH_PASSWORD, copyToPostgres, dropPostgres, seedBenchDatabase, serviceEnv, type BenchData } from './seed.js';
 import type { ParentMessage, ServerMessage } from './server.js';
 import { underSlowloris } from './slowloris.js';
 import { OwnRedis } from '../test/support/redis-server.js';
@@ -26,6 +30,9 @@ const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf
 const onlyWorkers = only === 'workers';
 /** `--only redis`: only the frozen-Redis scenario (about a minute). */
 const onlyRedis = only === 'redis';
+/** `--only pages`: only the site's pages, on each database (under six minutes with PostgreSQL). */
+const onlyPages = only === 'pages';
+if (only !== undefined && !onlyWorkers && !onlyRedis && !onlyPages) throw new Error(`--only ${only}: one of workers, redis, pages`);
 const SECONDS = quick ? 3 : 10;
 // Many short turns rather than two long ones: on a shared machine whose speed drifts from one
 // minute to the next, the best of many turns is far steadier than the best of two. Eight, not
@@ -36,6 +43,19 @@ const REPEATS = quick ? 1 : 8;
 /** The length of one turn of a ratio's measurement. */
 const TURN_SECONDS = quick ? 3 : 2;
 const WARMUP = quick ? 1 : 3;
+/** How the two sides of a ratio are measured (see compare). */
+type Timing = { warmup: number; repeats: number; turnSeconds: number };
+const TIMING: Timing = { warmup: WARMUP, repeats: REPEATS, turnSeconds: TURN_SECONDS };
+/**
+ * The pages' rows: thirteen ratios and the blog's large against small, on each database, would
+ * take twenty minutes at the API's timing. Each row warms up the service's two processes on its
+ * page for PAGE_WARMUP s, both at once (the bare servers, warm after their first row, need none),
+ * then takes four turns of 1 s a side: about 9 s a row. A page answers a few thousand requests a second, so a
+ * warm-up of all pages at once would leave each a few hundred: not enough for V8 to optimise it
+ * (the first rows then cost twice the CPU a request of the same page measured later).
+ */
+const PAGE_WARMUP = 1;
+const PAGE_TIMING: Timing = { warmup: 0, repeats: quick ? 1 : 4, turnSeconds: 1 };
 const RSS_AT = quick ? [5, 15] : [10, 60];
 const CONNECTIONS = 10;
 const LOGIN_CONNECTIONS = 8;
@@ -232,12 +252,23 @@ function rssMiB(pid: number): number {
   return kib / 1024;
 }
 
-/** The response the bare server must repeat, checked to be a 200. */
-async function capture(origin: string, request: Request): Promise<string> {
-  const response = await fetch(origin + request.path, { headers: request.headers ?? {} });
+type Captured = BareMessage['bodies'][string];
+
+/** The response the bare server must repeat, checked to be a 200 (a redirect is not followed) and, for a page, to be the page. */
+async function capture(origin: string, request: Request, page?: Page): Promise<Captured> {
+  const response = await fetch(origin + request.path, { headers: request.headers ?? {}, redirect: 'manual' });
   const body = await response.text();
-  if (response.status !== 200) throw new Error(`${request.path} answered ${response.status}: ${body}`);
-  return body;
+  const wrong = page === undefined ? (response.status === 200 ? null : `answered ${response.status}`) : notThePage(page, response.status, body);
+  if (wrong !== null) throw new Error(`${request.path} on ${origin} ${wrong}${response.headers.has('location') ? ` (to ${response.headers.get('location')})` : ''}: ${body.slice(0, 300)}`);
+  return { body, contentType: response.headers.get('content-type') ?? 'application/octet-stream' };
+}
+
+/** A bare server answering these bodies. */
+async function startBare(bodies: BareMessage['bodies']): Promise<Child> {
+  const bare = await start('./bare.ts', {});
+  bare.process.send({ type: 'bodies', bodies } satisfies BareMessage);
+  await new Promise((resolve) => bare.process.once('message', resolve));
+  return bare;
 }
 
 type Measured = LoadResult & { cpuUsPerRequest: number };
@@ -257,8 +288,10 @@ function report(label: string, m: Measured): void {
   log(`${label}: ${fmt(m.rps)} req/s, p50 ${m.p50ms.toFixed(2)} ms, p99 ${m.p99ms.toFixed(2)} ms, ${m.cpuUsPerRequest.toFixed(0)} µs CPU/request${problems(m)}`);
 }
 
-/** One side of a ratio: the same requests to each of its processes (see compare). */
-type Side = { label: string; targets: Child[]; requests: Request[]; pipeline?: number };
+/** One side of a ratio: the same requests to each of its processes (see compare), or each process's own (a session signed in on it). */
+type Side = { label: string; targets: Child[]; requests: Request[] | ((target: Child) => Request[]); pipeline?: number };
+
+const requestsOf = (side: Side, target: Child): Request[] => (typeof side.requests === 'function' ? side.requests(target) : side.requests);
 
 /**
  * Both sides of a ratio, warmed up, then measured alternately; the best turn of each counts.
@@ -269,15 +302,16 @@ type Side = { label: string; targets: Child[]; requests: Request[]; pipeline?: n
  * the dearer in five full runs of six, 0.85-0.88×; started first, 0.98×), which one process a
  * side would put into the ratio.
  */
-async function compare(a: Side, b: Side, connections = CONNECTIONS): Promise<[Measured, Measured]> {
+async function compare(a: Side, b: Side, connections = CONNECTIONS, timing = TIMING): Promise<[Measured, Measured]> {
   for (const side of [a, b]) {
-    for (const target of side.targets) await load({ origin: target.origin, requests: side.requests, seconds: WARMUP, connections, pipeline: side.pipeline ?? 1 });
+    if (timing.warmup === 0) break;
+    for (const target of side.targets) await load({ origin: target.origin, requests: requestsOf(side, target), seconds: timing.warmup, connections, pipeline: side.pipeline ?? 1 });
   }
   const bests = new Map<Side, Measured>();
-  for (let i = 0; i < REPEATS; i += 1) {
+  for (let i = 0; i < timing.repeats; i += 1) {
     for (const side of i % 2 === 0 ? [a, b] : [b, a]) {
       const target = side.targets[Math.floor(i / 2) % side.targets.length]!;
-      bests.set(side, best(bests.get(side), await once(target, side.requests, TURN_SECONDS, connections, side.pipeline)));
+      bests.set(side, best(bests.get(side), await once(target, requestsOf(side, target), timing.turnSeconds, connections, side.pipeline)));
     }
   }
   const bestA = bests.get(a);
@@ -315,29 +349,27 @@ const loginRequest: Request[] = [
  */
 type Target = { name: string; small: [string, string]; large: [string, string] };
 
+/** The service on both data sets, two processes each, started in opposite orders (see compare). */
+async function startServices(target: Target): Promise<{ services: [Child, Child]; largeServices: [Child, Child] }> {
+  const service = await startService(target.small[0]);
+  const largeService = await startService(target.large[0]);
+  const largeService2 = await startService(target.large[1]);
+  const service2 = await startService(target.small[1]);
+  return { services: [service, service2], largeServices: [largeService, largeService2] };
+}
+
 /** Every scenario on one database; the rows of its table and every measurement. */
 async function benchDatabase(target: Target, small: BenchData, large: BenchData): Promise<{ rows: Row[]; all: LoadResult[] }> {
   const rows: Row[] = [];
 
   // --- the service on both data sets, and the bare server with the service's own bytes ---
-  // Two processes a data set, started in opposite orders (see compare).
-  const service = await startService(target.small[0]);
-  const largeService = await startService(target.large[0]);
-  const largeService2 = await startService(target.large[1]);
-  const service2 = await startService(target.small[1]);
-  const services = [service, service2];
-  const largeServices = [largeService, largeService2];
+  const { services, largeServices } = await startServices(target);
+  const [service, service2] = services;
   const userBody = await capture(service.origin, userRequest(small)[0]!);
   const postsBody = await capture(service.origin, postsRequest[0]!);
-  if ((JSON.parse(postsBody) as { data: unknown[] }).data.length !== 15) throw new Error('GET /api/posts did not answer 15 items');
+  if ((JSON.parse(postsBody.body) as { data: unknown[] }).data.length !== 15) throw new Error('GET /api/posts did not answer 15 items');
   for (const target of [service2, ...largeServices]) await capture(target.origin, userRequest(target === service2 ? small : large)[0]!);
-  const bares: Child[] = [];
-  for (let i = 0; i < 2; i += 1) {
-    const bare = await start('./bare.ts', {});
-    bare.process.send({ type: 'bodies', bodies: { '/api/user': userBody, '/api/posts': postsBody } });
-    await new Promise((resolve) => bare.process.once('message', resolve));
-    bares.push(bare);
-  }
+  const bares = [await startBare({ '/api/user': userBody, '/api/posts': postsBody }), await startBare({ '/api/user': userBody, '/api/posts': postsBody })];
 
   const [bareUser, user] = await compare(
     { label: 'bare node:http, /api/user bytes', targets: bares, requests: userRequest(small) },
@@ -423,6 +455,70 @@ async function benchDatabase(target: Target, small: BenchData, large: BenchData)
   return { rows, all };
 }
 
+/**
+ * The site's pages (bench/pages.ts) against a bare server sending each page's bytes, then /blog
+ * on 100,000 posts against 1,000. Each process of the service is signed in on its own, the user
+ * through POST /login and the administrator through POST /admin/login, as a browser would; each
+ * answer is checked to be its page when captured and again after its row, so a session lost
+ * meanwhile fails the run instead of measuring redirects (wrk counts only 4xx and 5xx as errors).
+ */
+async function benchPages(target: Target): Promise<{ rows: Row[]; all: LoadResult[] }> {
+  console.log(`\n## Pages (${target.name})`);
+  const { services, largeServices } = await startServices(target);
+  const [service, service2] = services;
+  const anonymous: Cookies = { anonymous: '', user: '', admin: '' };
+  const cookies = new Map<Child, Cookies>(largeServices.map((large) => [large, anonymous]));
+  for (const own of services) {
+    const user = await signIn(own.origin, '/login', BENCH_EMAIL, BENCH_PASSWORD);
+    const admin = await signIn(own.origin, '/admin/login', BENCH_ADMIN_EMAIL, BENCH_PASSWORD);
+    cookies.set(own, { anonymous: '', user, admin });
+  }
+  const requestOn = (page: Page) => (own: Child) => [pageRequest(page, cookies.get(own)!)];
+  const check = async (page: Page, targets: Child[]) => {
+    for (const own of targets) await capture(own.origin, requestOn(page)(own)[0]!, page);
+  };
+  const bodies: BareMessage['bodies'] = {};
+  for (const page of PAGES) {
+    bodies[page.path] = await capture(service.origin, requestOn(page)(service)[0]!, page);
+    await check(page, [service2]);
+  }
+  await check(BLOG, largeServices);
+  const bares = [await startBare(bodies), await startBare(bodies)];
+  // Both processes of a side at once: half the time, and still thousands of requests each.
+  const warm = async (page: Page, targets: Child[]) => {
+    await Promise.all(targets.map((own) => load({ origin: own.origin, requests: requestOn(page)(own), seconds: PAGE_WARMUP, connections: CONNECTIONS })));
+  };
+  await Promise.all(bares.map((bare) => load({ origin: bare.origin, requests: PAGES.map((page) => pageRequest(page, cookies.get(service)!)), seconds: PAGE_WARMUP, connections: CONNECTIONS })));
+
+  const rows: Row[] = [];
+  const all: LoadResult[] = [];
+  for (const page of PAGES) {
+    await warm(page, services);
+    const [bare, measured] = await compare(
+      { label: `bare node:http, ${page.path} bytes`, targets: bares, requests: requestOn(page)(service) },
+      { label: page.label, targets: services, requests: requestOn(page) },
+      CONNECTIONS,
+      PAGE_TIMING,
+    );
+    await check(page, services);
+    rows.push({ scenario: page.label, measured, against: `bare node:http (${fmt(bare.rps)} req/s)`, ratio: measured.rps / bare.rps, target: PAGE_TARGETS[page.group], higherIsBetter: true });
+    all.push(bare, measured);
+  }
+  for (const bare of bares) await stop(bare);
+  await warm(BLOG, largeServices);
+  const [blogSmall, blogLarge] = await compare(
+    { label: `${BLOG.label} (1,000 posts)`, targets: services, requests: requestOn(BLOG) },
+    { label: `${BLOG.label} (100,000 posts)`, targets: largeServices, requests: requestOn(BLOG) },
+    CONNECTIONS,
+    PAGE_TIMING,
+  );
+  await check(BLOG, largeServices);
+  rows.push({ scenario: 'GET /blog with 100,000 posts', measured: blogLarge, against: `with 1,000 posts (${fmt(blogSmall.rps)} req/s)`, ratio: blogLarge.rps / blogSmall.rps, target: 0.5, higherIsBetter: true });
+  all.push(blogSmall, blogLarge);
+  for (const own of [...services, ...largeServices]) await stop(own);
+  return { rows, all };
+}
+
 /** Seeds the large data set and names each database's targets (PostgreSQL given BENCH_DATABASE_URL). */
 async function databaseTargets(): Promise<{ target: Target; large: BenchData }[]> {
   log('seeding: 100,000 posts and 100,000 tokens…');
@@ -453,6 +549,9 @@ async function main(): Promise<void> {
   console.log(
     `Each ratio: both sides warmed up ${WARMUP} s, then measured alternately ${REPEATS}× ${TURN_SECONDS} s each, in the order A B, B A…, each side in two processes (best turn counts), ${CONNECTIONS} connections on 127.0.0.1.`,
   );
+  if (!onlyWorkers && !onlyRedis) {
+    console.log(`Pages: the service's processes warmed up ${PAGE_WARMUP} s on each page, then each ratio measured alternately ${PAGE_TIMING.repeats}× ${PAGE_TIMING.turnSeconds} s a side, as above.`);
+  }
   // Other work on the machine lowers every figure; the load average says how quiet it was.
   console.log(`Load average before the run: ${loadavg().map((n) => n.toFixed(2)).join(', ')}\n`);
 
@@ -462,22 +561,25 @@ async function main(): Promise<void> {
   const targets = onlyWorkers || onlyRedis ? [] : await databaseTargets();
   let errors = 0;
   for (const { target, large } of targets) {
-    console.log(`\n## ${target.name}`);
-    const { rows, all } = await benchDatabase(target, small, large);
-    printTable(rows);
-    errors += all.reduce((n, r) => n + r.errors + r.non2xx, 0);
+    if (!onlyPages) {
+      console.log(`\n## ${target.name}`);
+      errors += tabulate(await benchDatabase(target, small, large));
+    }
+    errors += tabulate(await benchPages(target));
   }
   const scenarios = [
-    ...(onlyRedis ? [] : [() => benchWorkers(join(dir, 'small-2.db'), small)]),
-    ...(onlyWorkers ? [] : [() => benchFrozenRedis(join(dir, 'small.db'), small)]),
+    ...(onlyRedis || onlyPages ? [] : [() => benchWorkers(join(dir, 'small-2.db'), small)]),
+    ...(onlyWorkers || onlyPages ? [] : [() => benchFrozenRedis(join(dir, 'small.db'), small)]),
   ];
-  for (const scenario of scenarios) {
-    const { rows, all } = await scenario();
-    if (rows.length > 0) printTable(rows);
-    errors += all.reduce((n, r) => n + r.errors + r.non2xx, 0);
-  }
+  for (const scenario of scenarios) errors += tabulate(await scenario());
   if (errors > 0) console.log(`\nWARNING: ${errors} requests failed or were not 2xx; the figures above are not trustworthy.`);
   console.log(`\nTotal time ${((Date.now() - started) / 1000).toFixed(0)} s; load average after: ${loadavg().map((n) => n.toFixed(2)).join(', ')}.`);
+}
+
+/** Prints a scenario's table (if it has rows) and returns how many of its requests failed. */
+function tabulate({ rows, all }: { rows: Row[]; all: LoadResult[] }): number {
+  if (rows.length > 0) printTable(rows);
+  return all.reduce((n, r) => n + r.errors + r.non2xx, 0);
 }
 
 function printTable(rows: Row[]): void {

@@ -31,6 +31,8 @@ export function serviceEnv(database: string, dataDir: string): Record<string, st
 
 export const BENCH_EMAIL = 'bench@example.com';
 export const BENCH_PASSWORD = 'bench-password-1';
+/** An administrator (the panel's pages), with the same password; the last user, so the others keep their ids. */
+export const BENCH_ADMIN_EMAIL = 'admin@example.com';
 
 export type BenchData = {
   /** A valid token of the bench user, chosen from the middle of the table. */
@@ -41,7 +43,7 @@ export type BenchData = {
 
 const BODY = `## A heading\n\nSome **markdown** with a [link](https://example.com) and a list:\n\n- one\n- two\n- three\n\n${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(8)}\n`;
 
-/** Creates a migrated database at `path` with `posts` posts and `tokens` tokens (spread over 1,000 users). */
+/** Creates a migrated database at `path` with `posts` posts and `tokens` tokens (spread over 1,000 users), and an administrator. */
 export async function seedBenchDatabase(path: string, counts: { posts: number; tokens: number }): Promise<BenchData> {
   const db = connect(`sqlite:${path}`);
   await migrateToLatest(db);
@@ -57,11 +59,12 @@ export async function seedBenchDatabase(path: string, counts: { posts: number; t
 
   const userCount = 1_000;
   const insertUser = sqlite.prepare(
-    'insert into users (name, email, password, email_verified_at, is_admin, created_at, updated_at) values (?, ?, ?, ?, 0, ?, ?)',
+    'insert into users (name, email, password, email_verified_at, is_admin, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)',
   );
   sqlite.transaction(() => {
-    insertUser.run('Bench User', BENCH_EMAIL, password, iso(now), iso(now), iso(now));
-    for (let i = 2; i <= userCount; i += 1) insertUser.run(`User ${i}`, `user${i}@example.com`, password, iso(now), iso(now), iso(now));
+    insertUser.run('Bench User', BENCH_EMAIL, password, iso(now), 0, iso(now), iso(now));
+    for (let i = 2; i <= userCount; i += 1) insertUser.run(`User ${i}`, `user${i}@example.com`, password, iso(now), 0, iso(now), iso(now));
+    insertUser.run('Bench Admin', BENCH_ADMIN_EMAIL, password, iso(now), 1, iso(now), iso(now));
   })();
 
   const insertToken = sqlite.prepare(

@@ -49,11 +49,48 @@
     say(form, cancelled ? form.dataset.errorCancelled : form.dataset.errorFailed);
   }
 
+  // A passkey being added when the password confirmation was stale: its name waits in this tab
+  // while the password is confirmed, and the addition goes on when the page comes back.
+  var PENDING = 'tessera.passkeyPending';
+  var PENDING_MS = 10 * 60 * 1000;
+  var CONFIRM_PATH = '/user/confirm-password';
+
+  function confirmFirst(form, name) {
+    try {
+      window.sessionStorage.setItem(PENDING, JSON.stringify({ name: name, at: Date.now() }));
+    } catch {
+      // No storage (a private mode): after the confirmation, the person presses Add again.
+    }
+    window.location.assign(form.dataset.confirm);
+  }
+
+  // Only on the way back from the confirmation: a later visit of the page starts no ceremony.
+  function fromConfirmation() {
+    try {
+      return new URL(document.referrer).pathname.indexOf(CONFIRM_PATH) === 0;
+    } catch {
+      return false;
+    }
+  }
+
+  function takePending() {
+    var pending;
+    try {
+      pending = JSON.parse(window.sessionStorage.getItem(PENDING) || 'null');
+      window.sessionStorage.removeItem(PENDING);
+    } catch {
+      return null;
+    }
+    var fresh = pending && typeof pending.name === 'string' && Date.now() - pending.at < PENDING_MS;
+    return fresh && fromConfirmation() ? pending.name : null;
+  }
+
   async function register(form, lib) {
     var nameInput = form.querySelector('input[name="passkey_name"]');
-    var first = await post(form.dataset.options, form, { name: nameInput ? nameInput.value : '' });
-    // The password confirmation is stale: confirm it, then come back here.
-    if (first.status === 423) return window.location.assign(form.dataset.confirm);
+    var name = nameInput ? nameInput.value : '';
+    var first = await post(form.dataset.options, form, { name: name });
+    // The password confirmation is stale: confirm it, then come back here and go on.
+    if (first.status === 423) return confirmFirst(form, name);
     if (first.status !== 200) {
       if (nameInput && first.data && first.data.errors && first.data.errors.name) {
         nameInput.setAttribute('aria-invalid', 'true');
@@ -69,7 +106,7 @@
       return ceremonyFailure(form, error);
     }
     var second = await post(form.dataset.verify, form, { response: attestation });
-    if (second.status === 423) return window.location.assign(form.dataset.confirm);
+    if (second.status === 423) return confirmFirst(form, name);
     if (second.status !== 201) return say(form, firstError(second.data) || form.dataset.errorFailed);
     window.location.assign(second.data.redirect || window.location.href);
   }
@@ -117,7 +154,16 @@
       if (forms.length > 0) document.querySelectorAll('[data-passkey-unsupported]').forEach(function (note) { note.hidden = false; });
       return;
     }
-    document.querySelectorAll('form[data-passkey-register]').forEach(function (form) { wire(form, lib, register); });
+    document.querySelectorAll('form[data-passkey-register]').forEach(function (form) {
+      wire(form, lib, register);
+      var pending = takePending();
+      var nameInput = form.querySelector('input[name="passkey_name"]');
+      if (pending !== null && nameInput) {
+        nameInput.value = pending;
+        form.scrollIntoView({ block: 'center' });
+        form.requestSubmit();
+      }
+    });
     document.querySelectorAll('form[data-passkey-auth]').forEach(function (form) { wire(form, lib, authenticate); });
   });
 })();

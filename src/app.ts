@@ -11,15 +11,20 @@ import { apiRoutes } from './http/api/index.js';
 import { devMailRoutes } from './http/dev/mail.js';
 import { feedRoutes } from './http/feeds/index.js';
 import { healthRoutes } from './http/health.js';
+import { mediaFileRoutes } from './http/media.js';
 import { metricsRoutes } from './http/metrics.js';
 import { validatorCompiler } from './http/shared/validation.js';
+import { namePlugins } from './http/shared/plugin-names.js';
+import { buildSerializer } from './http/shared/serialization.js';
 import { webRoutes } from './http/web/index.js';
 import { apiGuardPlugin } from './plugins/api-guard.js';
 import { errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
+import { httpCachePlugin } from './plugins/http-cache.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { requestLogPlugin } from './plugins/request-log.js';
 import { responseBatchPlugin } from './perf/response-batch.js';
+import { requestLooksPlugin } from './perf/request-looks.js';
 import { serverLimitOptions } from './plugins/server-limits.js';
 import { shutdownPlugin } from './plugins/shutdown.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
@@ -33,6 +38,9 @@ import './plugins/types.js';
 import { createServices } from './services.js';
 import type { Mailer } from './modules/mail/mailer.js';
 import { LogDestination } from './perf/log-destination.js';
+
+// Display names for Fastify, which otherwise searches require.cache for each (http/shared/plugin-names.ts).
+namePlugins({ healthRoutes, metricsRoutes, feedRoutes, mediaFileRoutes, apiRoutes, csrfCookieRoutes, webRoutes, adminRoutes, devMailRoutes });
 
 export type BuildOptions = {
   /** An open database to use (tests); otherwise one is opened from config.databaseUrl. */
@@ -81,7 +89,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Every context compiles with ours: setValidatorCompiler alone is lost in a plugin that adds
     // shared schemas (Fastify rebuilds its validator from the default Ajv builder there). Fastify
     // types this factory with Ajv's own compile signature, hence the cast.
-    schemaController: { compilersFactory: { buildValidator: (() => validatorCompiler) as never } },
+    // Response serializers are compiled once per schema in the process (http/shared/serialization.ts).
+    schemaController: { compilersFactory: { buildValidator: (() => validatorCompiler) as never, buildSerializer: buildSerializer as never } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   if (destination !== null) app.addHook('onClose', async () => destination.close());
@@ -126,6 +135,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(metricsPlugin);
   // Responses finished in one event-loop turn are written together at its end.
   await app.register(responseBatchPlugin);
+  // PostgreSQL: the kept reads of one request share one look at the change counters.
+  await app.register(requestLooksPlugin);
   // Each plugin names the plugins and shared objects it needs (fastify-plugin's `dependencies`
   // and `decorators`): one registered before what it needs stops the start. The routes come
   // after every plugin whose onRoute hook reads them (guards, limits, the OpenAPI document).
@@ -137,6 +148,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(cookiePlugin);
   await app.register(statefulPlugin);
   await app.register(viewsPlugin);
+  // Who may keep an answer, as each route declares it (config.cache): ETag, 304, Cache-Control.
+  await app.register(httpCachePlugin);
 
   await app.register(openapiPlugin);
 
@@ -144,6 +157,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(metricsRoutes);
   // The feed, the sitemap and robots.txt: public documents, outside the session's scope.
   await app.register(feedRoutes);
+  // The media library's images, as public files: no session either.
+  await app.register(mediaFileRoutes);
   await app.register(apiRoutes, { prefix: '/api' });
   // Pages, the panel and the SPA's CSRF cookie: the session runs here only, and every route in
   // this scope declares a web guard. The SPA hook that renews the XSRF cookie is registered

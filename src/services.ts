@@ -7,7 +7,9 @@ import { AdminService } from './modules/admin/admin.service.js';
 import { AuditService } from './modules/audit/audit.service.js';
 import { createAccountServices, type AccountServiceOptions, type AccountServices } from './modules/auth/account-services.js';
 import { IdentityService } from './modules/identities/identities.service.js';
+import { MediaService } from './modules/media/media.service.js';
 import { PasskeyService } from './modules/passkeys/passkeys.service.js';
+import { PasswordHasher } from './modules/passwords/hasher.js';
 import { PostService } from './modules/posts/posts.service.js';
 import { DbSessionStore } from './modules/sessions/session-store.js';
 import { SettingsService } from './modules/settings/settings.service.js';
@@ -15,7 +17,8 @@ import { SignInService } from './modules/sign-in/sign-in.service.js';
 import { TokenService } from './modules/tokens/tokens.service.js';
 import { TwoFactorService } from './modules/two-factor/two-factor.service.js';
 import { UserService } from './modules/users/users.service.js';
-import { keptPublicPages, keptSiteValues, keptTokenLookup } from './perf/kept-reads.js';
+import { then } from './lib/maybe-promise.js';
+import { keptPublicPages, keptSessionRows, keptSiteValues, keptTokenLookup, keptUserById } from './perf/kept-reads.js';
 
 export type Services = AccountServices & {
   users: UserService;
@@ -33,17 +36,23 @@ export type Services = AccountServices & {
   signIn: SignInService;
   /** Deleting an account, the same rows from every face. */
   accountDeletion: AccountDeletionService;
+  /** Images uploaded in the panel for posts: checked, stripped of metadata, stored in the database. */
+  media: MediaService;
 };
 
 export function createServices(db: Db, config: Config, options: AccountServiceOptions = {}): Services {
+  // The settings write their own audit lines.
+  const audit = new AuditService(db);
+  const settings = new SettingsService(db, audit, { appName: config.appName, locale: config.locale }, keptSiteValues(db));
   const core = {
-    users: new UserService(db),
+    users: new UserService(db, keptUserById(db), new PasswordHasher(config.passwordHashing)),
     // The two hottest reads are kept in memory while the database is unchanged (src/perf/).
     tokens: new TokenService(db, config, keptTokenLookup(db, config)),
-    posts: new PostService(db, keptPublicPages(db)),
-    settings: new SettingsService(db, { appName: config.appName, locale: config.locale }, keptSiteValues(db)),
-    sessions: new DbSessionStore(db, config.sessionLifetimeMinutes, config.sessionAbsoluteLifetimeMinutes),
-    audit: new AuditService(db),
+    // A post's language is one the site's settings offer.
+    posts: new PostService(db, () => then(settings.site(), (site) => site.contentLocales), keptPublicPages(db)),
+    settings,
+    sessions: new DbSessionStore(db, config.sessionLifetimeMinutes, config.sessionAbsoluteLifetimeMinutes, keptSessionRows(db)),
+    audit,
     twoFactor: new TwoFactorService(db, config.appKey, config.appName),
     identities: new IdentityService(db, config.oidcProviders.map((provider) => provider.name)),
   };
@@ -53,5 +62,6 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
   const admin = new AdminService(db, config, { ...core, accountDeletion, emailChanges: accounts.emailChanges });
   const passkeys = new PasskeyService(db, config);
   const signIn = new SignInService({ ...core, passkeys, throttle: accounts.throttle, newDevices: accounts.newDevices, apiAttempts: config.loginRateLimit });
-  return { ...core, admin, passkeys, ...accounts, signIn, accountDeletion };
+  const media = new MediaService(db, core.audit);
+  return { ...core, admin, passkeys, ...accounts, signIn, accountDeletion, media };
 }

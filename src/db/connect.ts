@@ -8,6 +8,7 @@ import pg from 'pg';
 import { CommitWatch } from '../perf/commit-watch.js';
 import { PostgresChanges, SqliteChanges, type ChangeSource } from '../perf/read-cache.js';
 import { withStatementCache } from '../perf/statement-cache.js';
+import { readsOnly, watchWrites } from '../perf/watched-writes.js';
 import type { Database } from './types.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -23,6 +24,8 @@ export type Db = {
   pool: pg.Pool | null;
   /** Says whether the database changed, for the read caches (src/perf/read-cache.ts). */
   changes: ChangeSource;
+  /** Says whether the sessions changed (the same as `changes` on SQLite). */
+  sessionChanges: ChangeSource;
   close(): Promise<void>;
 };
 
@@ -36,6 +39,11 @@ export type ConnectOptions = {
    * service. Off for migrations and the CLI, where a long CREATE INDEX is legitimate.
    */
   requestTimeouts?: boolean;
+  /**
+   * SQLite in memory only: the database starts as this image (better-sqlite3's serialize()),
+   * as the tests' migrated template is copied into each app's database.
+   */
+  sqliteImage?: Buffer;
 };
 
 // PostgreSQL returns timestamptz as Date and int8 as string; the app works with ISO strings and
@@ -64,7 +72,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
   if (url.startsWith('sqlite:')) {
     const path = sqliteFile(url) ?? ':memory:';
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    const handle = new SQLite(path);
+    const handle = path === ':memory:' && options.sqliteImage !== undefined ? new SQLite(options.sqliteImage) : new SQLite(path);
     // WAL lets readers run beside the writer; NORMAL is durable across process crashes in WAL
     // mode; busy_timeout makes a second writer wait instead of failing with SQLITE_BUSY.
     handle.pragma('journal_mode = WAL');
@@ -73,13 +81,15 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     handle.pragma('busy_timeout = 5000');
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
     const commits = new CommitWatch(handle, path === ':memory:' ? null : path);
+    const changes = new SqliteChanges(handle, commits);
     return {
       kysely,
       dialect: 'sqlite',
       sqlite: handle,
       commits,
       pool: null,
-      changes: new SqliteChanges(handle, commits),
+      changes,
+      sessionChanges: changes,
       // The watch's descriptor is closed only after the connection (see commit-watch.ts).
       close: async () => {
         await kysely.destroy();
@@ -112,8 +122,16 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
   // after an answer) that loses its server emits 'error' on itself, not on the pool: without a
   // listener that crashes the process too. Its query fails as usual; the pool drops the client.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { kysely, dialect: 'postgres', sqlite: null, commits: null, pool, changes: new PostgresChanges(pool), close: () => kysely.destroy() };
+  const changes = new PostgresChanges(pool);
+  // A look at the change counters sent before a write of this process completed may miss it.
+  const kysely = new Kysely<Database>({ dialect: watchWrites(new PostgresDialect({ pool }), () => changes.noteWrite()) });
+  // Kysely ends the pool only if it ever ran a query through it: a connection closed before its
+  // first query would otherwise stay usable (the next query opens the pool again).
+  const close = async () => {
+    await kysely.destroy();
+    if (!pool.ended) await pool.end();
+  };
+  return { kysely, dialect: 'postgres', sqlite: null, commits: null, pool, changes, sessionChanges: changes.sessions, close };
 }
 
 /** True when the database answers a trivial query. */
@@ -141,7 +159,10 @@ export async function writeTransaction<T>(db: Db, fn: (trx: Kysely<Database> | T
       await sql`commit`.execute(conn);
       return result;
     } catch (error) {
-      await sql`rollback`.execute(conn);
+      // SQLite ends the transaction itself on some failures (SQLITE_FULL, SQLITE_IOERR, …): a
+      // ROLLBACK then fails with "no transaction is active" and would hide the error that
+      // matters (a full disk answers 503, not 500).
+      if (db.sqlite?.inTransaction !== false) await sql`rollback`.execute(conn);
       throw error;
     }
   });
@@ -169,12 +190,16 @@ export function prepare<Row>(db: Db, name: string, query: CompiledQuery): Prepar
   }
   const pool = db.pool;
   if (pool === null) throw new Error('no driver');
-  // A named query is parsed and planned once per connection by PostgreSQL.
+  // A write says so once it is acknowledged, as the Kysely driver's do (perf/watched-writes.ts).
+  const wrote = readsOnly(query) || !(db.changes instanceof PostgresChanges) ? null : db.changes;
+  const run = async (params: readonly unknown[]) => {
+    // A named query is parsed and planned once per connection by PostgreSQL.
+    const result = await pool.query({ name, text: query.sql, values: params as unknown[] });
+    wrote?.noteWrite();
+    return result.rows as Row[];
+  };
   return {
-    first: async (params) => {
-      const result = await pool.query({ name, text: query.sql, values: params as unknown[] });
-      return result.rows[0] as Row | undefined;
-    },
-    all: async (params) => (await pool.query({ name, text: query.sql, values: params as unknown[] })).rows as Row[],
+    first: async (params) => (await run(params))[0],
+    all: run,
   };
 }

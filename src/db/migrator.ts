@@ -14,6 +14,11 @@ import * as dataVersion from './migrations/2026_11_24_000001_create_data_version
 import * as accountSecurity from './migrations/2026_11_25_000001_add_account_security.js';
 import * as postsSlugPerLocale from './migrations/2026_11_26_000001_posts_slug_unique_per_locale.js';
 import * as identities from './migrations/2026_11_27_000001_create_identities.js';
+import * as adminListSortIndexes from './migrations/2026_11_27_000002_admin_list_sort_indexes.js';
+import * as settingsDataVersion from './migrations/2026_11_27_000003_settings_data_version.js';
+import * as media from './migrations/2026_11_27_000010_create_media.js';
+import * as auditLogsActionIndex from './migrations/2026_11_27_000013_audit_logs_action_index.js';
+import * as sessionVersion from './migrations/2026_11_29_000001_session_version.js';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000001_create_core_tables': coreTables,
@@ -28,6 +33,11 @@ export const migrations: Record<string, Migration> = {
   '2026_11_25_000001_add_account_security': accountSecurity,
   '2026_11_26_000001_posts_slug_unique_per_locale': postsSlugPerLocale,
   '2026_11_27_000001_create_identities': identities,
+  '2026_11_27_000002_admin_list_sort_indexes': adminListSortIndexes,
+  '2026_11_27_000003_settings_data_version': settingsDataVersion,
+  '2026_11_27_000010_create_media': media,
+  '2026_11_27_000013_audit_logs_action_index': auditLogsActionIndex,
+  '2026_11_29_000001_session_version': sessionVersion,
 };
 
 // Kysely finds its own tables by listing every table of the database (pg_get_serial_sequence and
@@ -39,12 +49,17 @@ const ATTEMPTS = 5;
 
 /** Applies every pending migration; throws on the first failure. */
 export async function migrateToLatest(db: Db): Promise<string[]> {
+  return retryingCatalogRace(() => migrateOnce(db));
+}
+
+/** Runs a migration step again, up to ATTEMPTS times, while it fails on a CATALOG_RACE code. */
+export async function retryingCatalogRace<T>(step: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await migrateOnce(db);
+      return await step();
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
-      if (db.dialect !== 'postgres' || attempt >= ATTEMPTS || typeof code !== 'string' || !CATALOG_RACE.has(code)) throw error;
+      if (attempt >= ATTEMPTS || typeof code !== 'string' || !CATALOG_RACE.has(code)) throw error;
     }
   }
 }

@@ -176,6 +176,20 @@ export interface PostCountsTable {
   n: number;
 }
 
+/** An image uploaded in the panel (modules/media): the stored bytes, addressed by their SHA-256. */
+export interface MediaTable {
+  id: Generated<number>;
+  hash: string;
+  type: 'png' | 'jpeg' | 'webp' | 'gif' | 'avif';
+  name: string;
+  size: number;
+  width: number;
+  height: number;
+  data: Buffer;
+  uploaded_by: number | null;
+  created_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   personal_access_tokens: PersonalAccessTokensTable;
@@ -191,6 +205,7 @@ export interface Database {
   known_devices: KnownDevicesTable;
   email_changes: EmailChangesTable;
   identities: IdentitiesTable;
+  media: MediaTable;
 }
 
 export type User = Selectable<UsersTable>;

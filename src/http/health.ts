@@ -33,7 +33,14 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
   const schema = {
     summary: 'Health check, for load balancers and monitoring',
     tags: ['meta'],
-    response: { 200: { ...Health, description: 'The database answers (`degraded`: it cannot store writes, or the rate-limit store does not answer).' }, 503: { ...Health, description: 'The database does not answer.' } },
+    response: {
+      200: {
+        ...Health,
+        description: 'The database answers (`degraded`: it cannot store writes, or the rate-limit store does not answer).',
+        examples: [{ status: 'ok', database: true, rate_limit_store: { kind: 'memory', ok: true } }],
+      },
+      503: { ...Health, description: 'The database does not answer.', examples: [{ status: 'unavailable', database: false, rate_limit_store: { kind: 'memory', ok: true } }] },
+    },
   };
   app.get('/up', { config: { auth: 'public' }, schema }, async (_request, reply) => {
     const [database, store] = await Promise.all([ping(app.db), limitStoreState(rateLimitStore, { redis: app.services.redis, db: app.db })]);

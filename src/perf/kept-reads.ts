@@ -7,11 +7,38 @@ import type { Db } from '../db/connect.js';
 import { publicPages, type PublicPageFilter } from '../modules/posts/posts.repository.js';
 import { siteValues } from '../modules/settings/settings.repository.js';
 import { tokenLookup } from '../modules/tokens/tokens.repository.js';
+import { findUserById } from '../modules/users/users.repository.js';
+import { sessionRows } from '../modules/sessions/session-store.js';
 import { keptWhileUnchanged } from './read-cache.js';
 
 /** Token lookups, about 1 KiB each. */
 export function keptTokenLookup(db: Db, config: Pick<Config, 'tokenExpirationMinutes'>) {
   return keptWhileUnchanged(db.changes, { maxEntries: 10_000, key: (id: number) => id }, tokenLookup(db, config.tokenExpirationMinutes));
+}
+
+/**
+ * Users by id, about 0.5 KiB each: every signed-in page reads its user (the web guard), and a
+ * user's change moves the counter on both databases. Frozen: one object answers many requests.
+ */
+export function keptUserById(db: Db) {
+  return keptWhileUnchanged(db.changes, { maxEntries: 10_000, key: (id: number) => id }, async (id: number) => {
+    const user = await findUserById(db.kysely, id);
+    return user === undefined ? undefined : Object.freeze(user);
+  });
+}
+
+/**
+ * Session rows by id: every signed-in page reads its session. On SQLite any write to the file (a
+ * session saved or ended through any instance) is seen by the next look; on PostgreSQL every
+ * change to a session moves `session_version` (migration 2026_11_29_000001), read in the same
+ * look as `data_version`, so a session's change does not drop the other kept reads.
+ */
+export function keptSessionRows(db: Db) {
+  const read = sessionRows(db);
+  return keptWhileUnchanged(db.sessionChanges, { maxEntries: 10_000, key: (id: string) => id }, async (id: string) => {
+    const row = await read(id);
+    return row === undefined ? undefined : Object.freeze(row);
+  });
 }
 
 /** Pages of the public post list (up to 100 items each), each until its locale's next scheduled post comes out. */
@@ -31,13 +58,12 @@ export function keptDocument<Arg>(db: Db, key: (arg: Arg) => string, render: (ar
 }
 
 /**
- * The site settings every page shows (name, languages): on SQLite kept while the database is
- * unchanged, so a page costs no query for them. PostgreSQL's `data_version` does not move with
- * the settings table (no trigger on it), and looking at it would cost the same one query as
- * reading the four rows: there they are read at each call.
+ * The site settings every page shows (name, languages), kept while the database is unchanged: on
+ * SQLite a page costs no query for them; on PostgreSQL (where a settings change moves
+ * `data_version`, migration 2026_11_27_000003) a share of the look at the counter that the
+ * requests of one event-loop turn send together, not a query each.
  */
 export function keptSiteValues(db: Db) {
-  if (!db.changes.sync) return siteValues(db);
   const read = siteValues(db);
   const kept = keptWhileUnchanged(db.changes, { maxEntries: 1, key: () => 'site' }, () => read());
   return () => kept(undefined);

@@ -13,14 +13,17 @@
 //   committed or not. While this connection is inside a transaction nothing is read from or
 //   written to the cache (its uncommitted rows could still roll back).
 // - PostgreSQL (PostgresChanges): the `data_version` row, moved by triggers in the same
-//   transaction as every change that matters (migration 2026_11_24_000001). Reading it is a round
+//   transaction as every change that matters (migration 2026_11_24_000001), and `session_version`,
+//   moved by every change to a session (migration 2026_11_29_000001). Reading them is a round
 //   trip, so the requests that ask within one event-loop turn share one query, sent at the end of
 //   that turn: after every one of them arrived, so it sees every commit that was acknowledged
 //   before any of them was sent. Under load that is one query for many requests, instead of one
-//   or more each.
+//   or more each; and a request that has one answered asks no more (every later kept read of the
+//   request may use it).
 //
 // A value that depends on the clock as well (a post list, where a scheduled post appears at its
 // time) says until when it holds.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import type { MaybePromise } from '../lib/maybe-promise.js';
@@ -31,11 +34,12 @@ export type Held<Value> = { value: Value; until: number | null };
 
 /**
  * A number that grows whenever the database changes: `sync` sources answer at once (null while
- * the cache must not be used), the others after a query.
+ * the cache must not be used), the others after a query, or at once (`known`) when a look valid
+ * for the current request has already answered.
  */
 export type ChangeSource =
   | { readonly sync: true; version(): number | null }
-  | { readonly sync: false; version(): Promise<number> };
+  | { readonly sync: false; known(): number | undefined; version(): Promise<number> };
 
 /** SQLite: another connection's commits (the commit watch) and this connection's own writes. */
 export class SqliteChanges {
@@ -64,41 +68,113 @@ export class SqliteChanges {
   }
 }
 
+/** What one look at PostgreSQL's counters answered. */
+type Look = { data: number; sessions: number };
+
 /**
- * PostgreSQL: the trigger-kept `data_version` row. Every request that asks while no query is
- * waiting to be sent joins the next one; that query is sent at the end of the event-loop turn, or
- * when the query before it has answered if one is still out. So at most one is out at a time, and
- * under load each covers every request that arrived while the previous one was out.
+ * PostgreSQL: the trigger-kept counters, `data_version` (what the caches keep of posts, users,
+ * tokens and settings) and `session_version` (the sessions), read together in one look.
+ *
+ * Which looks a read may use: one sent after its request arrived (request(), carried through the
+ * request's asynchronous work by an AsyncLocalStorage) and after the last write this process
+ * completed (noteWrite(): a look sent before it may not see it). Such a look sees every commit
+ * acknowledged before the request arrived, so every kept read of a request shares the first one:
+ * once it has answered the others know at once (known()), and a look already out that qualifies
+ * is joined. A read outside any request (a CLI command, a test) qualifies only a look sent after
+ * it asked. Otherwise a read joins the next look, not yet sent: it is sent at the end of the
+ * event-loop turn, or when the look before it has answered if one is still out. So at most one
+ * is out at a time, and under load each covers every request that arrived while the previous one
+ * was out.
  */
 export class PostgresChanges {
   readonly sync = false;
-  // The next query, not yet sent: a request may join it. One already sent may have been answered
-  // from a snapshot older than the request, so it is never joined.
-  private next: Promise<number> | null = null;
-  private out: Promise<unknown> | null = null;
+  /** The sessions' counter, from the same looks. */
+  readonly sessions: ChangeSource;
+  private readonly requests = new AsyncLocalStorage<number>();
+  /** Looks sent so far: the n-th look sent is number n. */
+  private sent = 0;
+  /** The looks sent before the last write this process completed: none of them may see it. */
+  private fence = 0;
+  /** The newest look answered, and its number. */
+  private answered: { number: number; look: Look } | null = null;
+  /** The look out (sent, not answered), and its number. */
+  private out: { number: number; look: Promise<Look> } | null = null;
+  // The next look, not yet sent: anyone may join it.
+  private next: Promise<Look> | null = null;
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: pg.Pool) {
+    this.sessions = {
+      sync: false,
+      known: () => this.knownLook()?.sessions,
+      version: () => this.look().then((look) => look.sessions),
+    };
+  }
+
+  /** Runs `fn` (and the asynchronous work it starts) as a request that arrived now. */
+  request<T>(fn: () => T): T {
+    return this.requests.run(this.sent, fn);
+  }
+
+  /** Says that a write of this process has completed: the looks sent before it are not enough. */
+  noteWrite(): void {
+    this.fence = this.sent;
+  }
+
+  known(): number | undefined {
+    return this.knownLook()?.data;
+  }
 
   version(): Promise<number> {
-    this.next ??= new Promise<number>((resolve, reject) => {
+    return this.look().then((look) => look.data);
+  }
+
+  /** The looks numbered above this one may answer the current read. */
+  private floor(): number {
+    const arrived = this.requests.getStore() ?? this.sent;
+    return arrived > this.fence ? arrived : this.fence;
+  }
+
+  private knownLook(): Look | undefined {
+    const answered = this.answered;
+    return answered !== null && answered.number > this.floor() ? answered.look : undefined;
+  }
+
+  private look(): Promise<Look> {
+    const floor = this.floor();
+    const answered = this.answered;
+    if (answered !== null && answered.number > floor) return Promise.resolve(answered.look);
+    if (this.out !== null && this.out.number > floor) return this.out.look;
+    this.next ??= new Promise<Look>((resolve, reject) => {
       const send = () => {
         this.next = null;
-        const query = this.pool
-          .query<[string]>({ name: 'data_version', text: 'select n from data_version where id = 1', rowMode: 'array' })
-          .then((result) => Number(result.rows[0]?.[0]));
-        this.out = query;
+        const number = (this.sent += 1);
+        const look = this.pool
+          .query<[string, string]>({
+            name: 'data_version',
+            text: 'select (select n from data_version where id = 1), (select n from session_version where id = 1)',
+            rowMode: 'array',
+          })
+          .then((result): Look => ({ data: Number(result.rows[0]?.[0]), sessions: Number(result.rows[0]?.[1]) }));
+        const out = { number, look };
+        this.out = out;
         const done = () => {
-          if (this.out === query) this.out = null;
+          if (this.out === out) this.out = null;
         };
-        query.then(resolve, reject);
-        void query.then(done, done);
+        void look.then(
+          (answer) => {
+            if (this.answered === null || this.answered.number < number) this.answered = { number, look: answer };
+          },
+          () => {},
+        );
+        look.then(resolve, reject);
+        void look.then(done, done);
       };
       if (this.out === null) setImmediate(send);
-      // When the query already out fails (a database that stopped answering: its query_timeout),
-      // the requests waiting for the next one fail with it instead of each sending another and
+      // When the look already out fails (a database that stopped answering: its query_timeout),
+      // the reads waiting for the next one fail with it instead of each sending another and
       // waiting as long again, so every request still ends within one query timeout.
       else
-        void this.out.then(send, (error: unknown) => {
+        void this.out.look.then(send, (error: unknown) => {
           this.next = null;
           reject(error);
         });
@@ -122,14 +198,14 @@ export class ReadCache<Key, Value> {
 
   /**
    * The kept value for this key, without waiting: undefined when none is kept, a transaction is
-   * open, or the database can only say later whether it changed (PostgreSQL). The same check as
-   * get(): a change anywhere drops everything first. For callers that answer at once when they
-   * can (the token check of every API request) and fall back to get() otherwise.
+   * open, or the database can only say later whether it changed (PostgreSQL, before a look valid
+   * for this request has answered). The same check as get(): a change anywhere drops everything
+   * first. For callers that answer at once when they can (the token check of every API request)
+   * and fall back to get() otherwise.
    */
   peek(key: Key, now = Date.now()): Value | undefined {
-    if (!this.changes.sync) return undefined;
-    const version = this.changes.version();
-    if (version === null) return undefined;
+    const version = this.changes.sync ? this.changes.version() : this.changes.known();
+    if (version === null || version === undefined) return undefined;
     this.advance(version);
     return this.fresh(key, now);
   }
@@ -139,7 +215,7 @@ export class ReadCache<Key, Value> {
    * transaction is open on this connection (SQLite), nor when `load` finds nothing (undefined).
    */
   async get(key: Key, load: () => Promise<Held<Value> | undefined>, now = Date.now()): Promise<Value | undefined> {
-    const version = this.changes.sync ? this.changes.version() : await this.changes.version();
+    const version = this.changes.sync ? this.changes.version() : (this.changes.known() ?? (await this.changes.version()));
     if (version === null) return (await load())?.value;
     // A look that is older than the newest seen (PostgreSQL's queries may answer out of order)
     // changes nothing: what is kept is at least as new as what it saw.

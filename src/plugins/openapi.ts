@@ -9,7 +9,9 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { errorResponses } from '../http/shared/schemas.js';
+import { t, type Locale } from '../modules/i18n/translator.js';
 import { SESSION_COOKIE, cookieName } from './session.js';
+import { localeOf } from './views.js';
 import type { RouteAuth } from './types.js';
 
 export const OPENAPI_PATH = '/api/openapi.json';
@@ -17,7 +19,15 @@ export const DOCS_PREFIX = '/docs';
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? '0.0.0';
+const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string; license?: string };
+const packageVersion = packageJson.version ?? '0.0.0';
+// The package's licence (an SPDX identifier) when it states one; it states none, being private:
+// no right to the code is granted, which the document says (with SPDX's form for a licence of
+// one's own) rather than leave the field out.
+const license =
+  packageJson.license === undefined || packageJson.license === 'UNLICENSED'
+    ? { name: 'Proprietary: no licence is granted', identifier: 'LicenseRef-Proprietary' }
+    : { name: packageJson.license, identifier: packageJson.license };
 
 /** Which paths the document describes: the JSON API, the SPA's CSRF-cookie endpoint and the health check. */
 export function isDocumentedPath(url: string): boolean {
@@ -28,6 +38,12 @@ export function isDocumentedPath(url: string): boolean {
 // (a file from this app, so the CSP's style-src 'self' allows it); it applies only under
 // prefers-color-scheme: dark.
 const docsDarkCss = readFileSync(new URL('../../public/docs-dark.css', import.meta.url), 'utf8');
+
+/** The Swagger UI page with a link back to the site first in its body, in the visitor's language. */
+function withSiteLink(page: string, locale: Locale): string {
+  const nav = `<nav class="docs-site-nav" lang="${locale}" aria-label="${t(locale, 'navigation.docs_nav')}"><a href="/">${t(locale, 'navigation.docs_back')}</a></nav>`;
+  return page.replace(/<body>/, `<body>\n      ${nav}`);
+}
 
 type Methods = RouteOptions['method'];
 
@@ -58,15 +74,36 @@ export function plumbingStatuses(schema: FastifySchema, auth: RouteAuth | undefi
   return statuses;
 }
 
-// Only routes that refuse an anonymous call carry a security requirement: Swagger UI draws a lock
-// on every operation that has one, even an optional one ({}), and a lock on a public read tells
-// the reader it needs a token. 'optional-token' routes say in their description what a token adds.
-function securityFor(auth: RouteAuth | undefined): Record<string, string[]>[] | undefined {
+// Every operation says who may call it, as the guard does: a public one none (`[]`, which also
+// satisfies linters asking that security be defined everywhere), a token route a bearer token or
+// the SPA session, and an 'optional-token' route either or nothing (`{}` first). Swagger UI draws
+// a lock on that last kind too; the description says no credential is needed, and a generated
+// client must know it may send one (else it would never send the token that shows drafts).
+function securityFor(auth: RouteAuth | undefined): Record<string, string[]>[] {
   if (auth === 'token' || typeof auth === 'object') return [{ bearer: [] }, { session: [] }];
-  return undefined;
+  if (auth === 'optional-token') return [{}, { bearer: [] }, { session: [] }];
+  return [];
 }
 
 const OPTIONAL_TOKEN_NOTE = 'No credential is needed. A token (or the SPA session), when sent, is checked (401 if invalid) and unlocks what this description reserves to it.';
+const abilityNote = (ability: string): string =>
+  `Needs the \`${ability}\` ability (a token made with \`*\`, as POST /api/tokens issues, and a first-party SPA session have every ability; 403 otherwise).`;
+
+// A conditional read (a route declaring config.cache, plugins/http-cache.ts): the request header
+// and the answer without a body.
+const IfNoneMatch = Type.Object({
+  'If-None-Match': Type.Optional(Type.String({ description: 'The `ETag` of a copy the client holds: 304 without a body while it still matches.', examples: ['W/"1f-2x8s0bQ"'] })),
+});
+const NotModified = Type.Null({ description: 'Not modified: the copy whose ETag was sent in If-None-Match is still current. No body, no Content-Type.' });
+
+// Every API route reads HTML-form bodies too (@fastify/formbody, as Laravel does), but a form
+// carries only text and bodies are validated strictly (a number is not a string): the form type
+// is declared where every field is text, so that what is declared is what works.
+const FORM = 'application/x-www-form-urlencoded';
+function bodyTypes(body: TSchema): string[] {
+  const properties = Object.values((body.properties ?? {}) as Record<string, TSchema>);
+  return properties.every((property) => property.type === 'string') ? ['application/json', FORM] : ['application/json'];
+}
 
 const SUCCESS_TEXT: Record<string, string> = { 200: 'OK.', 201: 'Created.', 204: 'No content.' };
 
@@ -87,41 +124,147 @@ function optionalDefaults(schema: TSchema): TSchema {
   return { ...schema, required: required.filter((name) => properties[name]?.default === undefined) };
 }
 
+/**
+ * A response that is a reference to a shared schema keeps its example beside it, in the media
+ * object (@fastify/swagger would drop it with the reference's other siblings).
+ */
+function exampleOfReference(schema: TSchema): TSchema {
+  const { $ref, examples, description, headers } = schema as { $ref?: string; examples?: unknown[]; description?: string; headers?: unknown };
+  if ($ref === undefined || examples?.length !== 1) return schema;
+  return { description, ...(headers === undefined ? {} : { headers }), content: { 'application/json': { schema: { $ref }, example: examples[0] } } } as unknown as TSchema;
+}
+
+/**
+ * A union of string literals (TypeBox's shape for a choice, which types the handlers' input) is
+ * documented as the enum it means: Swagger UI lists its values, a generator makes a string union.
+ */
+function literalUnionsAsEnums(schema: TSchema): TSchema {
+  const branches = schema.anyOf as TSchema[] | undefined;
+  if (Array.isArray(branches) && branches.length > 0 && branches.every((b) => typeof b.const === 'string')) {
+    const { anyOf: _anyOf, ...rest } = schema;
+    return { ...rest, type: 'string', enum: branches.map((b) => b.const as string) } as TSchema;
+  }
+  if (schema.properties === undefined) return schema;
+  const properties = Object.fromEntries(Object.entries(schema.properties as Record<string, TSchema>).map(([name, property]) => [name, literalUnionsAsEnums(property)]));
+  return { ...schema, properties } as TSchema;
+}
+
 type Transform = (input: { schema: FastifySchema; url: string; route: RouteOptions }) => { schema: FastifySchema; url: string };
+
+/** Whether a browser route is one a first-party SPA calls with JSON (config.spa): documented too. */
+function isSpaRoute(route: RouteOptions): boolean {
+  return (route.config as { spa?: boolean } | undefined)?.spa === true;
+}
+
+// The SPA's writes on browser routes, a guest's sign-in steps included, carry the CSRF token as a
+// header (an HTML form sends it as `_token`). Documented only: a header schema on the route would
+// have Fastify validate it on the forms too. A parameter and not a security scheme: a missing one
+// is the service's 419, which a validating proxy must get to see (it answers a missing scheme itself).
+const XsrfHeader = Type.Object({
+  'X-XSRF-TOKEN': Type.String({
+    description: 'The URL-decoded value of the XSRF-TOKEN cookie set by GET /sanctum/csrf-cookie (419 when missing or wrong).',
+    examples: ['bJ6Xq0Zk-2Vd0sWZy1p9uYl0bH5c8dH3k9q1Qw'],
+  }),
+});
 
 /** Hides every route outside the API and completes the others from their guard declaration. */
 const transform: Transform = ({ schema, url, route }) => {
-  if (!isDocumentedPath(url) || (schema as { hide?: boolean } | undefined)?.hide === true) {
+  const spa = isSpaRoute(route);
+  if (!(isDocumentedPath(url) || spa) || (schema as { hide?: boolean } | undefined)?.hide === true) {
     return { schema: { ...schema, hide: true } as FastifySchema, url };
   }
   const auth = apiAuth(route);
   const methods = methodList(route.method);
   const declared = (schema.response ?? {}) as Record<string, TSchema>;
   // The health check is outside /api: no rate limit, no error envelope; it documents its own answers.
-  const derived = url === '/up' ? {} : errorResponses(...plumbingStatuses(schema, auth, methods, url));
+  // So do the SPA's browser routes (src/http/web/spa-contract.ts): their guards are the pages'.
+  const derived = url === '/up' || spa ? {} : errorResponses(...plumbingStatuses(schema, auth, methods, url));
   const response: Record<string, TSchema> = { ...declared };
   for (const [status, envelope] of Object.entries(derived)) {
     if (response[status] === undefined) response[status] = envelope;
   }
   for (const [status, success] of Object.entries(response)) {
     if (success.description === undefined && SUCCESS_TEXT[status] !== undefined) response[status] = { ...success, description: SUCCESS_TEXT[status] };
+    response[status] = exampleOfReference(response[status]!);
   }
-  const out: FastifySchema & { security?: unknown; description?: string; operationId?: string } = { ...schema, response };
+  const out: FastifySchema & { security?: unknown; description?: string; operationId?: string; consumes?: readonly string[]; 'x-abilities'?: string[] } = { ...schema, response };
   out.operationId ??= operationId(methods[0] ?? 'GET', url);
   // A query parameter with a default is optional for the client, though required after validation.
-  if (schema.querystring !== undefined) out.querystring = optionalDefaults(schema.querystring as TSchema);
+  if (schema.querystring !== undefined) out.querystring = literalUnionsAsEnums(optionalDefaults(schema.querystring as TSchema));
+  if (schema.body !== undefined) out.body = literalUnionsAsEnums(schema.body as TSchema);
+  if (route.config?.cache !== undefined) {
+    out.headers = IfNoneMatch;
+    response[304] = NotModified;
+  }
+  if (spa && methods.some((m) => UNSAFE.has(m))) out.headers = XsrfHeader;
+  if (schema.body !== undefined && !spa) out.consumes = bodyTypes(schema.body as TSchema);
   // The guard is the truth about who may call: the document follows it rather than a hand-kept list.
-  const security = securityFor(auth);
+  const security = spa ? (schema as { security?: Record<string, string[]>[] }).security : securityFor(auth);
   if (security === undefined) delete out.security;
   else out.security = security;
-  const note = typeof auth === 'object' ? `Needs a token with the \`${auth.ability}\` ability (403 otherwise).` : auth === 'optional-token' ? OPTIONAL_TOKEN_NOTE : undefined;
+  if (typeof auth === 'object') out['x-abilities'] = [auth.ability];
+  const note = typeof auth === 'object' ? abilityNote(auth.ability) : auth === 'optional-token' ? OPTIONAL_TOKEN_NOTE : undefined;
   if (note !== undefined) out.description = out.description === undefined ? note : `${out.description}\n\n${note}`;
   return { schema: out, url };
 };
 
+// The headers the plumbing puts on /api answers, declared once under components/headers: the
+// rate limits on every one (plugins/rate-limit.ts; absent while API_RATE_LIMIT is 0 or its store
+// fails), Retry-After on a 429 (always) and on a 503 of an outage (plugins/errors.ts), the
+// conditional reads' ETag (plugins/http-cache.ts), and who may keep an answer and what it varies
+// on (those, the API guard and plugins/cors.ts set them on any answer).
+const HEADERS = {
+  RateLimitLimit: { description: 'Requests allowed a minute (API_RATE_LIMIT), per token or, without one, per address.', schema: { type: 'integer', minimum: 1 } },
+  RateLimitRemaining: { description: 'Requests left in the current minute.', schema: { type: 'integer', minimum: 0 } },
+  RateLimitReset: { description: 'When requests are allowed again, in Unix time (seconds).', schema: { type: 'integer' } },
+  RetryAfter: { description: 'Seconds to wait before trying again.', required: true, schema: { type: 'integer', minimum: 1 } },
+  RetryAfterOutage: { description: 'Seconds to wait before trying again, when the database is down or cannot store a write.', schema: { type: 'integer', minimum: 1 } },
+  ETag: { description: 'The version of this answer (a weak tag): send it back as If-None-Match to get a 304 while it still holds.', schema: { type: 'string' } },
+  CacheControl: {
+    description: '`public, max-age=0` (kept, revalidated on each use) on an anonymous 200 or 304 of a conditional read; else `no-store`.',
+    schema: { type: 'string', examples: ['no-store'] },
+  },
+  Vary: { description: '`Origin` when the request has one (the CORS headers depend on it); an error also lists `Accept-Language`, its language.', schema: { type: 'string' } },
+} as const;
+
+type Header = keyof typeof HEADERS;
+type Operations = Record<string, Record<string, { responses?: Record<string, { headers?: Record<string, unknown> }> }>>;
+
+/** Which components/headers an answer carries, by header name: from the plumbing's rules above. */
+function headersOf(path: string, status: string, conditional: boolean): Record<string, Header> {
+  if (!path.startsWith('/api/')) return {};
+  const headers: Record<string, Header> = { 'X-RateLimit-Limit': 'RateLimitLimit', 'X-RateLimit-Remaining': 'RateLimitRemaining' };
+  if (status === '429') Object.assign(headers, { 'Retry-After': 'RetryAfter', 'X-RateLimit-Reset': 'RateLimitReset' });
+  if (status === '503') headers['Retry-After'] = 'RetryAfterOutage';
+  if (conditional && (status === '200' || status === '304')) headers.ETag = 'ETag';
+  return { ...headers, 'Cache-Control': 'CacheControl', Vary: 'Vary' };
+}
+
+/** The whole document's last touch: every answer's headers, as references to components/headers. */
+function withHeaders(document: Record<string, unknown>): Record<string, unknown> {
+  const paths = (document.paths ?? {}) as Operations;
+  for (const [path, operations] of Object.entries(paths)) {
+    for (const operation of Object.values(operations)) {
+      const responses = operation.responses ?? {};
+      const conditional = responses['304'] !== undefined;
+      for (const [status, response] of Object.entries(responses)) {
+        const headers = Object.entries(headersOf(path, status, conditional));
+        if (headers.length === 0) continue;
+        response.headers = { ...response.headers, ...Object.fromEntries(headers.map(([name, component]) => [name, { $ref: `#/components/headers/${component}` }])) };
+      }
+    }
+  }
+  const components = (document.components ?? {}) as Record<string, unknown>;
+  return { ...document, components: { ...components, headers: HEADERS } };
+}
+
 const OpenApiDocument = Type.Object(
   { openapi: Type.String(), info: Type.Object({}, { additionalProperties: true }), paths: Type.Object({}, { additionalProperties: true }) },
-  { additionalProperties: true, description: 'This OpenAPI 3.1 document.' },
+  {
+    additionalProperties: true,
+    description: 'This OpenAPI 3.1 document.',
+    examples: [{ openapi: '3.1.0', info: { title: 'Tessera API', version: '0.1.0' }, paths: {} }],
+  },
 );
 
 export const openapiPlugin = fp(
@@ -132,6 +275,7 @@ export const openapiPlugin = fp(
         info: {
           title: `${app.config.appName} API`,
           version: packageVersion,
+          license,
           description:
             'JSON API. Send `Accept: application/json` on every call. Authenticate with `Authorization: Bearer <id>|<secret>` ' +
             '(a token from POST /api/tokens). First-party single-page apps on a stateful domain may use the session cookie ' +
@@ -170,6 +314,7 @@ export const openapiPlugin = fp(
         buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
       },
       transform: transform as never,
+      transformObject: (document) => ('openapiObject' in document ? withHeaders(document.openapiObject as Record<string, unknown>) : document.swaggerObject) as never,
     });
 
     app.get(
@@ -185,11 +330,21 @@ export const openapiPlugin = fp(
     // no inline script, so the site's CSP (script-src 'self', style-src 'self') applies unchanged.
     // BaseLayout leaves out Swagger's top bar, whose logo is an SVG with an inline <style> that
     // the CSP would block (and whose "Explore" box could only load this same document anyway).
-    await app.register(swaggerUi, {
-      routePrefix: DOCS_PREFIX,
-      theme: { title: `${app.config.appName} API`, css: [{ filename: 'docs-dark.css', content: docsDarkCss }] },
-      uiConfig: { layout: 'BaseLayout', deepLinking: true, defaultModelsExpandDepth: 1, tryItOutEnabled: false },
-      validatorUrl: false,
+    // The page links back to the site: the package's page has no place for it, so the link is put
+    // first in its body as the page is sent (a plain link, there before any script runs).
+    await app.register(async (docs) => {
+      docs.addHook('onSend', async (request, reply, payload) => {
+        const html = typeof payload === 'string' && String(reply.getHeader('content-type') ?? '').startsWith('text/html');
+        return html ? withSiteLink(payload, localeOf(request, app.config.locale)) : payload;
+      });
+      await docs.register(swaggerUi, {
+        routePrefix: DOCS_PREFIX,
+        theme: { title: `${app.config.appName} API`, css: [{ filename: 'docs-dark.css', content: docsDarkCss }] },
+        // The examples' highlighting: Swagger UI's default theme (agate) writes numbers at a contrast
+        // of 3.4:1; tomorrow-night's lowest is 6.6:1 (axe's check in test/browser/docs.test.ts).
+        uiConfig: { layout: 'BaseLayout', deepLinking: true, defaultModelsExpandDepth: 1, tryItOutEnabled: false, syntaxHighlight: { theme: 'tomorrow-night' } },
+        validatorUrl: false,
+      });
     });
   },
   { name: 'openapi' },

@@ -6,9 +6,10 @@
 // JSON API never pays for it: @fastify/session builds and signs a session for every request it
 // sees, which cost a third of the throughput of an authenticated API read. A first-party SPA's
 // API request reads its session on demand with readSession().
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { deriveKey } from '../modules/shared/keys.js';
 import cookie, { Signer } from '@fastify/cookie';
+import { Tokens as CsrfTokens } from '@fastify/csrf';
 import csrf from '@fastify/csrf-protection';
 import session, { type SessionStore } from '@fastify/session';
 import type { Session } from 'fastify';
@@ -19,6 +20,9 @@ import type { StoredSession } from '../modules/sessions/session-store.js';
 
 /** The session cookie's plain name; its name on the wire is cookieName(config, SESSION_COOKIE). */
 export const SESSION_COOKIE = 'tessera_session';
+
+/** The plain name of the CSRF secret cookie of a visitor without a session (a guest's forms). */
+export const GUEST_CSRF_COOKIE = 'tessera_csrf';
 
 type CookieConfig = Pick<Config, 'env' | 'appUrl' | 'sessionDomain'>;
 
@@ -49,6 +53,55 @@ export const cookiePlugin = fp(async (app: FastifyInstance) => {
 
 const sessionSecret = (appKey: Buffer): string => deriveKey(appKey, 'session').toString('hex');
 
+type UnsignResult = ReturnType<Signer['unsign']>;
+
+/**
+ * The session cookie's signer: @fastify/cookie's, with the answers for the cookies browsers send
+ * back kept. A signed-in request checked its cookie's HMAC and then computed the same HMAC again
+ * to sign its id (@fastify/session rebuilds the Session from the store's data): each cookie is
+ * now checked once, and its id's signature is the cookie itself. Only a cookie whose signature
+ * held is kept, by its exact text, so a kept answer is one the HMAC gave; a guest's new id (a
+ * new random value each request) is signed and not kept.
+ */
+class KeptSigner {
+  private readonly ids = new Map<string, string>();
+  private readonly cookies = new Map<string, string>();
+
+  constructor(
+    private readonly signer: Signer,
+    private readonly maxEntries: number,
+  ) {}
+
+  sign(value: string): string {
+    return this.cookies.get(value) ?? this.signer.sign(value);
+  }
+
+  unsign(input: string): UnsignResult {
+    const kept = this.ids.get(input);
+    if (kept !== undefined) return { valid: true, renew: false, value: kept };
+    const result = this.signer.unsign(input);
+    if (result.valid && !result.renew) {
+      keep(this.ids, input, result.value, this.maxEntries);
+      keep(this.cookies, result.value, input, this.maxEntries);
+    }
+    return result;
+  }
+}
+
+// At most `max` entries, the oldest dropped first.
+function keep(map: Map<string, string>, key: string, value: string, max: number): void {
+  if (map.size >= max && !map.has(key)) map.delete(map.keys().next().value as string);
+  map.set(key, value);
+}
+
+// One signer per app (its configuration object): the pages' session plugin and readSession share it.
+const signers = new WeakMap<Config, KeptSigner>();
+function sessionSigner(config: Config): KeptSigner {
+  let signer = signers.get(config);
+  if (signer === undefined) signers.set(config, (signer = new KeptSigner(new Signer(sessionSecret(config.appKey)), 10_000)));
+  return signer;
+}
+
 /** A session's stored data, as the store returns it. */
 export type StoredSessionData = Partial<Pick<Session, 'userId' | 'adminUserId' | '_csrf'>>;
 
@@ -60,7 +113,7 @@ export type StoredSessionData = Partial<Pick<Session, 'userId' | 'adminUserId' |
 export async function readSession(app: FastifyInstance, request: FastifyRequest): Promise<StoredSessionData | null> {
   const raw = request.cookies?.[cookieName(app.config, SESSION_COOKIE)];
   if (raw === undefined || raw === '') return null;
-  const unsigned = new Signer(sessionSecret(app.config.appKey)).unsign(raw);
+  const unsigned = sessionSigner(app.config).unsign(raw);
   if (!unsigned.valid || unsigned.value === null) return null;
   const sessionId = unsigned.value;
   return new Promise((resolve) => {
@@ -82,11 +135,68 @@ export function leaveSessionUnsaved(request: FastifyRequest): void {
   if (typeof current === 'object' && current !== null) unsaved.add(current);
 }
 
+// The token scheme @fastify/csrf-protection issues tokens with (reply.generateCsrf): a salted hash
+// of the secret. web-guard.ts checks every unsafe form action's token against it.
+export const csrfTokens = new CsrfTokens() as unknown as { secretSync(): string; create(secret: string): string; verify(secret: string, token: string): boolean };
+
+/** Whether the request's session is stored, or will be when this answer is sent. */
+function sessionKept(request: FastifyRequest): boolean {
+  const session = request.session;
+  const sent = request.cookies?.[cookieName(request.server.config, SESSION_COOKIE)];
+  return (sent !== undefined && sent === session.encryptedSessionId) || session.isModified();
+}
+
+/** The secret of the guest CSRF cookie this request carries, if its signature holds. */
+export function guestCsrfSecret(request: FastifyRequest): string | null {
+  const raw = request.cookies?.[cookieName(request.server.config, GUEST_CSRF_COOKIE)];
+  if (raw === undefined || raw === '') return null;
+  const unsigned = request.unsignCookie(raw);
+  return unsigned.valid && unsigned.value !== null && unsigned.value !== '' ? unsigned.value : null;
+}
+
+// The secret a guest's page has just put in a cookie, for its other forms (not sent back yet).
+const guestSecrets = new WeakMap<FastifyRequest, string>();
+
+/**
+ * The CSRF token of a form on this page. A visitor with a session gets one of the session's
+ * secret, as before. A visitor without one (a guest opening /login) gets one of a secret kept in
+ * a signed cookie, as Django keeps it: a form shown to a guest then writes no session row (a row
+ * per view of /login halved its throughput), and the check is the same: the token must come
+ * from a secret this browser holds and no other site can read or, under __Host-, plant.
+ */
+export function formToken(request: FastifyRequest, reply: FastifyReply): string {
+  if (request.session._csrf !== undefined || sessionKept(request)) return reply.generateCsrf();
+  let secret = guestCsrfSecret(request) ?? guestSecrets.get(request);
+  if (secret === undefined || secret === null) {
+    secret = csrfTokens.secretSync();
+    guestSecrets.set(request, secret);
+    const config = request.server.config;
+    const scope = cookieScope(config);
+    // As the session's cookie: a Secure cookie is not set on a request that came over http (an
+    // https APP_URL behind a proxy not trusted), so the form answers 419 and says why (views.ts).
+    if (!scope.secure || request.protocol === 'https') void reply.setCookie(cookieName(config, GUEST_CSRF_COOKIE), secret, { ...scope, httpOnly: true, sameSite: 'lax', signed: true });
+  }
+  return csrfTokens.create(secret);
+}
+
 /** Server-side sessions and CSRF tokens: registered in the browser scope only. */
 export const sessionPlugin = fp(async (app: FastifyInstance) => {
   const store = app.services.sessions;
+  const lifetimeMs = app.config.sessionLifetimeMinutes * 60_000;
+  // The idle lifetime restarts with use, once per touch interval (session-store.ts): a session
+  // used without a change is saved, and its cookie sent again with the new expiry, only when its
+  // stored idle end is that far behind. Before the session plugin's own onSend, which then sends
+  // the cookie of a session saved here; between touches an unchanged session is neither written
+  // nor sent (@fastify/session's `rolling` would save it and set its cookie on every answer).
+  app.addHook('onSend', async (request) => {
+    const session = request.session;
+    const stored = (session?.cookie as { originalExpires?: Date } | undefined)?.originalExpires;
+    if (!(stored instanceof Date) || Date.now() + lifetimeMs - stored.getTime() < store.touchIntervalMs) return;
+    if (session.isModified()) return;
+    await session.save();
+  });
   await app.register(session, {
-    secret: sessionSecret(app.config.appKey),
+    secret: sessionSigner(app.config),
     cookieName: cookieName(app.config, SESSION_COOKIE),
     // The store keeps the session's JSON form; @fastify/session rebuilds the Session from it.
     store: {
@@ -95,8 +205,8 @@ export const sessionPlugin = fp(async (app: FastifyInstance) => {
       destroy: (sessionId, callback) => store.destroy(sessionId, callback),
     } satisfies SessionStore,
     saveUninitialized: false,
-    // The idle lifetime restarts with each request that uses the session.
-    rolling: true,
+    // A session is saved when it changes; its idle lifetime is moved by the hook above.
+    rolling: false,
     cookie: {
       ...cookieScope(app.config),
       httpOnly: true,

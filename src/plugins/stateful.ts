@@ -7,6 +7,7 @@
 // plugin itself runs on the browser routes only). statefulPageHooks runs in the browser scope,
 // registered before the session plugin there: its onSend hook may create the session's CSRF
 // secret, and must run before the session's own onSend hook saves the session.
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { User } from '../db/types.js';
@@ -140,7 +141,20 @@ export async function csrfCookieRoutes(app: FastifyInstance): Promise<void> {
           'Sets the session cookie and an XSRF-TOKEN cookie readable by JavaScript. Send its value back as the ' +
           'X-XSRF-TOKEN header on every POST, PUT, PATCH or DELETE authenticated by the session cookie.',
         tags: ['spa'],
-        response: { 204: NoContent },
+        response: {
+          204: {
+            ...NoContent,
+            description: 'Started: both cookies are set.',
+            headers: {
+              'Set-Cookie': Type.String({
+                description:
+                  `Two cookies: \`${XSRF_COOKIE}\` (readable by JavaScript, SameSite=Lax; send its URL-decoded value as X-XSRF-TOKEN) ` +
+                  'and the session cookie (HttpOnly, SameSite=Lax; its name is the `session` security scheme\'s).',
+              }),
+              'Cache-Control': Type.Literal('no-store'),
+            },
+          },
+        },
       },
     },
     async (_request, reply) => {

@@ -35,6 +35,17 @@ export type RouteAuth = 'public' | 'optional-token' | 'token' | { ability: Abili
  */
 export type WebAuth = 'guest' | 'user' | 'verified' | 'admin-guest' | 'admin';
 
+/**
+ * Who may keep a GET route's answers (plugins/http-cache.ts reads it as the route is added).
+ * `{ public: seconds }`: the route's 200s that set no cookie carry a weak ETag of their body, and
+ * a matching If-None-Match gets an empty 304. Such an answer may be kept by anyone, browsers and
+ * shared caches, for that long (0: revalidated on every use) when the request carries no session
+ * (no session or remember-me cookie, no Authorization header); every other answer of the route
+ * is `no-store`. A route that declares nothing is kept by no one: pages are sent `no-store`
+ * (views.ts), the rest as the route sends them.
+ */
+export type RouteCache = { public: number };
+
 /** The caller of an API route: its user and, when authenticated by a token, that token. */
 export type ApiCaller = Readonly<{
   user: Readonly<AuthUser>;
@@ -51,6 +62,9 @@ export type CallerResolver = (request: FastifyRequest, reply: FastifyReply) => P
 
 /** Tried when the site session has no logged-in user (the remember-me cookie); null if none. */
 export type SiteUserResolver = (request: FastifyRequest, reply: FastifyReply) => Promise<User | null>;
+
+/** A public page as its route reads it: the template, its data, and until when it holds without a write (ms since the epoch; null: until a write). */
+export type PublicPageBuild = { template: string; data: Record<string, unknown>; until: number | null };
 
 /** Renders a browser error page for a status and its envelope. */
 export type ErrorPageRenderer = (request: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody) => unknown;
@@ -84,6 +98,13 @@ export type PendingOidc = PendingAuthorization & {
 /** What GET /metrics serves (plugins/metrics.ts): the text of every metric, this process's or the whole cluster's. */
 export type MetricsExposition = { contentType: string; scrape(): Promise<string> };
 
+/**
+ * A form post held while its sender confirms the password: its path on this site, its fields
+ * (never a password, a code or a token: the session is a stored row), when it was held, and
+ * whether the confirmation page it led to was shown.
+ */
+export type ConfirmAction = { userId: number; path: string; fields: Record<string, string>; at: number; shown: boolean };
+
 /** New recovery codes on their way to the one page that shows them (sealed: sessions are stored rows). */
 type SealedCodes = { userId: number; sealed: string; at: number; shown: boolean };
 
@@ -109,6 +130,8 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     auth?: RouteAuth;
+    /** Who may keep the route's answers, and for how long (RouteCache); undeclared, no one. */
+    cache?: RouteCache;
     /**
      * A session step a first-party SPA calls across origins (login, the two-factor code, the
      * password confirmation…): CORS with credentials for the SANCTUM_STATEFUL_DOMAINS origins
@@ -138,6 +161,12 @@ declare module 'fastify' {
   interface FastifyReply {
     /** Renders `template` inside the site layout with the page context; status 200 unless given. */
     page(template: string, data?: Record<string, unknown>, status?: number): FastifyReply;
+    /**
+     * A page that is the same for every visitor without a session (the blog): `build` reads its
+     * data; for such a visitor the rendered body is kept while the database is unchanged
+     * (views.ts), for anyone else it is rendered as page() renders.
+     */
+    publicPage(build: () => Promise<PublicPageBuild>): Promise<FastifyReply>;
   }
   /** Every key a browser session may hold (stored as JSON in the sessions table). */
   interface Session {
@@ -161,6 +190,8 @@ declare module 'fastify' {
     passwordConfirmedAt?: number;
     /** Where to go once confirmed. */
     confirmIntended?: string;
+    /** The form post that asked for the confirmation, sent again once confirmed (http/web/confirm-password.ts). */
+    confirmAction?: ConfirmAction;
     /** The panel's password confirmation: which administrator, and when (ms since the epoch). */
     adminPasswordConfirmed?: { userId: number; at: number };
     /** The site's new recovery codes, once (`shown` after that page was rendered; then only the download is left). */

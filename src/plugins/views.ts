@@ -7,14 +7,44 @@ import { Eta } from 'eta';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { failureKind, outageLogOf } from '../db/outage-log.js';
+import { weakEtag } from '../http/shared/etag.js';
+import { REMEMBER_COOKIE } from '../http/shared/remember-cookie.js';
 import { LOCALES, isLocale, t, type Locale } from '../modules/i18n/translator.js';
 import { passkeysUnavailable } from '../modules/passkeys/relying-party.js';
+import { canAccessPanel } from '../modules/users/users.service.js';
 import type { SiteSettings } from '../modules/settings/site.js';
 import type { FieldErrors } from '../modules/shared/errors.js';
 import type { ErrorBody } from '../http/shared/schemas.js';
+import { keptWhileUnchanged } from '../perf/read-cache.js';
+import { SESSION_COOKIE, cookieName, formToken } from './session.js';
+import type { PublicPageBuild } from './types.js';
 import { wantsJson } from './web-guard.js';
 
 export const LOCALE_COOKIE = 'locale';
+
+/**
+ * Eta, with the file of each template found once per name and including file. Eta resolves the
+ * path at every render and every include (a JSON key, path joins, a check that the file stays
+ * under the views directory): 3 % of a CPU profile of /security, a page of many partials. The
+ * views do not move while the process runs, so outside development the answer is kept; in
+ * development (templates reread at each render) it is found each time, as before. A name that
+ * resolves outside the views directory still throws, and is not kept.
+ */
+class FoundOnceEta extends Eta {
+  constructor(keep: boolean) {
+    super();
+    const resolve = this.resolvePath;
+    if (!keep || resolve === null) return;
+    const found = new Map<string, string>();
+    const kept: NonNullable<Eta['resolvePath']> = function (template, options) {
+      const key = `${options?.filepath ?? ''}\n${template}`;
+      let path = found.get(key);
+      if (path === undefined) found.set(key, (path = resolve.call(this, template, options)));
+      return path;
+    };
+    this.resolvePath = kept;
+  }
+}
 
 /** What a page template receives besides its own data (as `it.*`). */
 export type PageContext = {
@@ -25,7 +55,8 @@ export type PageContext = {
   /** The CSRF token for a form; called only by templates that have one, so pages without forms create no session. */
   csrf: () => string;
   path: string;
-  user: { id: number; name: string; email: string; verified: boolean } | null;
+  /** `admin`: the header links to the panel for those who may open it. */
+  user: { id: number; name: string; email: string; verified: boolean; admin: boolean } | null;
   status: string | null;
   errors: FieldErrors;
   old: Record<string, string>;
@@ -97,7 +128,7 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
   // API read least of all) pays for that hook.
   app.decorateReply('locals', null);
   await app.register(view, {
-    engine: { eta: new Eta() },
+    engine: { eta: new FoundOnceEta(production) },
     root: fileURLToPath(new URL('../views', import.meta.url)),
     production,
   });
@@ -109,17 +140,21 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
   // failed read shows the defaults: an error page must still render.
   // Logged with the database's other failures: once per kind and interval, not once a page.
   const unreadable = (error: unknown) => outageLogOf(app.db).failed(`site settings|${failureKind(error)}`, 'site settings unreadable', {}, error);
+  const reading = new WeakMap<FastifyRequest, Promise<SiteSettings>>();
   const siteFor = (request: FastifyRequest): SiteSettings | Promise<SiteSettings> => {
     if (request.site !== null) return request.site;
+    const pending = reading.get(request);
+    if (pending !== undefined) return pending;
     const keep = (site: SiteSettings) => (request.site = site);
     try {
       const site = app.services.settings.site();
-      return site instanceof Promise
-        ? site.then(keep, (error: unknown) => {
-            unreadable(error);
-            return keep(app.services.settings.siteDefaults());
-          })
-        : keep(site);
+      if (!(site instanceof Promise)) return keep(site);
+      const read = site.then(keep, (error: unknown) => {
+        unreadable(error);
+        return keep(app.services.settings.siteDefaults());
+      });
+      reading.set(request, read);
+      return read;
     } catch (error) {
       unreadable(error);
       return keep(app.services.settings.siteDefaults());
@@ -127,31 +162,46 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
   };
   // Every route that may render a page reads them before its handler, which may already pick a
   // language (localeOf) for a title or a message; the API, its documentation, /up and the static
-  // files (/assets, /vendor: a query each on PostgreSQL, for a file that never shows them) pay
+  // files (/assets, /vendor, /media: a query each on PostgreSQL, for a file that never shows them) pay
   // nothing. A 404 under them still gets its page: renderErrorPage reads them when missing.
+  const pages = new WeakSet<object>();
   app.addHook('onRoute', (route) => {
-    if (/^\/(api|docs|up|assets|vendor|favicon\.ico)(\/|$)/.test(route.url)) return;
+    if (/^\/(api|docs|up|assets|vendor|media|favicon\.ico)(\/|$)/.test(route.url)) return;
+    pages.add(route.handler);
     const existing = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
     route.preHandler = [async (request: FastifyRequest) => void (await siteFor(request)), ...existing];
+  });
+  // Where the settings wait for a look at the change counter (PostgreSQL: a round trip), the read
+  // starts as a page's request arrives, beside the session's read, not after it and the guard's.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.site === null && pages.has(request.routeOptions.handler)) void siteFor(request);
+    done();
   });
 
   // APP_URL is fixed for the life of the process: an IP address or a plain-http host other than
   // localhost makes browsers refuse every passkey, so the sign-in pages do not offer one there
   // (the security page says why and what to set).
   const passkeys = passkeysUnavailable(app.config.appUrl) === null;
-  const context = (request: FastifyRequest, reply: FastifyReply): PageContext => {
+  // `reply` null: a public page's, rendered for every anonymous visitor (no form, no flash).
+  const context = (request: FastifyRequest, reply: FastifyReply | null): PageContext => {
     const locale = localeOf(request, request.siteUserLocale ?? app.config.locale);
     const flashed = takeFlash(request);
     const user = request.siteUser;
+    let token: string | undefined;
     return {
       appName: request.site?.name ?? app.config.appName,
       locale,
       locales: request.site?.interfaceLocales ?? LOCALES,
       t: (key, replace) => t(locale, key, replace),
-      // Outside the browser scope (a 404 page) there is no session, hence no CSRF token.
-      csrf: () => (typeof reply.generateCsrf === 'function' ? reply.generateCsrf() : ''),
+      // Outside the browser scope (a 404 page) there is no session, hence no CSRF token. One
+      // token for every form of the page: each costs a hash, and any is valid for its secret.
+      csrf: () => {
+        if (reply === null) throw new Error('A public page has no form: its CSRF token would be one visitor’s, kept for all.');
+        token ??= typeof reply.generateCsrf === 'function' ? formToken(request, reply) : '';
+        return token;
+      },
       path: request.url.split('?')[0] ?? '/',
-      user: user === null ? null : { id: user.id, name: user.name, email: user.email, verified: user.email_verified_at !== null },
+      user: user === null ? null : { id: user.id, name: user.name, email: user.email, verified: user.email_verified_at !== null, admin: canAccessPanel(user) },
       status: typeof flashed.status === 'string' ? flashed.status : null,
       errors: (flashed.errors as FieldErrors | undefined) ?? {},
       old: (flashed.old as Record<string, string> | undefined) ?? {},
@@ -170,6 +220,44 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
     return this;
   });
 
+  // A public page is the same for every visitor who carries no session: its body, rendered once,
+  // serves them all while the database is unchanged (perf/read-cache.ts: a write through any
+  // instance is seen by the next request) and until the page's `until` (a scheduled post).
+  // Kept per address, language and site settings (a settings change also moves the counter;
+  // the key holds however they were read). Not in development, where templates are reread.
+  const carriesSession = [cookieName(app.config, SESSION_COOKIE), cookieName(app.config, REMEMBER_COOKIE)];
+  const anonymous = (request: FastifyRequest) =>
+    request.siteUser === null && request.headers.authorization === undefined && carriesSession.every((name) => request.cookies?.[name] === undefined);
+  // The body is kept as the bytes sent: encoding a page of text again at every request cost an
+  // eighth of a kept page's time.
+  type Kept = { body: Buffer; etag: string; until: number | null };
+  type Ask = { key: string; request: FastifyRequest; build: () => Promise<PublicPageBuild> };
+  const siteKeys = new WeakMap<SiteSettings, string>();
+  const siteKey = (site: SiteSettings | null): string => {
+    if (site === null) return '';
+    let key = siteKeys.get(site);
+    if (key === undefined) siteKeys.set(site, (key = JSON.stringify(site)));
+    return key;
+  };
+  const keptPages = keptWhileUnchanged<Ask, string, Kept>(app.db.changes, { maxEntries: 256, key: (ask: Ask) => ask.key, until: (kept) => kept.until }, async (ask): Promise<Kept> => {
+    const built = await ask.build();
+    // No form on a public page: a CSRF token in a kept body would be one visitor's, shown to all.
+    const it = { ...context(ask.request, null), ...built.data };
+    const body = Buffer.from(await app.view(built.template, it));
+    return { body, etag: weakEtag(body), until: built.until };
+  });
+  app.decorateReply('publicPage', async function publicPage(this: FastifyReply, build: () => Promise<PublicPageBuild>) {
+    const request = this.request;
+    if (!production || !anonymous(request)) {
+      const built = await build();
+      return this.page(built.template, built.data);
+    }
+    const site = await siteFor(request);
+    const key = `${request.url}\n${localeOf(request, app.config.locale)}\n${siteKey(site)}`;
+    const kept = await keptPages({ key, request, build });
+    return this.code(200).header('cache-control', 'no-store').header('content-type', 'text/html; charset=utf-8').header('etag', kept.etag).send(kept.body);
+  });
+
   app.renderErrorPage = (request: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody) => {
     // A script on a page (fetch, an SPA) gets the API's envelope: a 419 or 422 it can read.
     if (wantsJson(request)) return reply.code(status).header('cache-control', 'no-store').send(body);
@@ -180,7 +268,8 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
     const title = t(locale, key) === key ? body.message : t(locale, key);
     // Some statuses have a plain-language explanation (a 419 says what to do, not "CSRF token mismatch").
     const helpKey = `errors.help.${status}`;
-    const message = t(locale, helpKey) === helpKey ? body.message : t(locale, helpKey);
+    // Else the answer's own message, in the visitor's language where the locale files have it (as the API's are).
+    const message = t(locale, helpKey) === helpKey ? t(locale, body.message) : t(locale, helpKey);
     const hint = csrfFailureHint(request, status);
     return reply.page('errors/error', { statusCode: status, title, message, hint: hint === null ? null : t(locale, hint) }, status);
   };

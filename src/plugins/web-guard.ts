@@ -1,11 +1,11 @@
 // Guards for pages and form actions (see WebAuth in types.ts). Registered inside the browser
 // scope, so every route there must declare `config.auth`; one without it stops the app at start.
-import { Tokens as CsrfTokens } from '@fastify/csrf';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../db/types.js';
 import { AppError, forbidden } from '../modules/shared/errors.js';
 import { twoFactorEnabled } from '../modules/two-factor/two-factor.service.js';
 import { canAccessPanel } from '../modules/users/users.service.js';
+import { csrfTokens, guestCsrfSecret } from './session.js';
 import type { RouteAuth, SiteUserResolver } from './types.js';
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -18,9 +18,6 @@ export function wantsJson(request: FastifyRequest): boolean {
   return accept.includes('application/json') || request.headers['x-requested-with'] === 'XMLHttpRequest';
 }
 
-// The same token scheme @fastify/csrf-protection uses to issue tokens (reply.generateCsrf),
-// checked here so a failure is a plain thrown 419.
-const csrfTokens = new CsrfTokens() as unknown as { verify(secret: string, token: string): boolean };
 
 function tokenOf(request: FastifyRequest): string | undefined {
   const body = request.body as Record<string, unknown> | undefined;
@@ -30,12 +27,33 @@ function tokenOf(request: FastifyRequest): string | undefined {
   return typeof header === 'string' ? header : undefined;
 }
 
-/** Throws 419 unless the request carries the CSRF token of its session (or of `secret`). */
-export function assertCsrf(request: FastifyRequest, secret: unknown = request.session?._csrf): void {
+/** Throws 419 unless the request carries a CSRF token of one of `secrets`. */
+function assertTokenOf(request: FastifyRequest, secrets: readonly unknown[]): void {
   const token = tokenOf(request);
-  if (typeof secret !== 'string' || token === undefined || !csrfTokens.verify(secret, token)) {
+  if (token === undefined || !secrets.some((secret) => typeof secret === 'string' && csrfTokens.verify(secret, token))) {
     throw new AppError(419, 'CSRF token mismatch.');
   }
+}
+
+/** Throws 419 unless the request carries the CSRF token of its session (or of `secret`). */
+export function assertCsrf(request: FastifyRequest, secret: unknown = request.session?._csrf): void {
+  assertTokenOf(request, [secret]);
+}
+
+/**
+ * A form action's check: a token of the session's secret or of the guest secret the browser
+ * holds (session.ts formToken), so a form shown before the visitor had a session stays valid
+ * once they have one.
+ */
+function assertFormCsrf(request: FastifyRequest): void {
+  // Only while nobody is signed in on this session. The guest cookie is a double-submit secret:
+  // where it cannot be __Host- (SESSION_DOMAIN, plain http), a sibling subdomain could plant one
+  // it holds, with a valid signature taken from its own visit, and forge tokens for it. A guest's
+  // action (sign-in, registration, a reset) gains nothing from that; a signed-in one must take
+  // its session's secret, which no other site can learn.
+  const session = request.session;
+  const signedIn = session?.userId !== undefined || session?.adminUserId !== undefined;
+  assertTokenOf(request, signedIn ? [session._csrf] : [session?._csrf, guestCsrfSecret(request)]);
 }
 
 /**
@@ -46,6 +64,23 @@ function noteClient(request: FastifyRequest): void {
   const userAgent = (request.headers['user-agent'] ?? '').slice(0, 512);
   if (request.session.ip !== request.ip) request.session.ip = request.ip;
   if (request.session.userAgent !== userAgent) request.session.userAgent = userAgent;
+}
+
+// The site user's row, read once a request: the guard, the page hooks and the handlers all ask
+// for it (three reads of the same row on /profile).
+const usersRead = new WeakMap<FastifyRequest, { id: number; user: Promise<User | undefined> }>();
+
+/**
+ * The user `id` as this request read it first (the web guard reads the session's user before
+ * the handler runs). For the row as it stood when the request began, not after a change the
+ * request itself made.
+ */
+export function userOfRequest(app: FastifyInstance, request: FastifyRequest, id: number): Promise<User | undefined> {
+  const known = usersRead.get(request);
+  if (known?.id === id) return known.user;
+  const user = app.services.users.findById(id);
+  usersRead.set(request, { id, user });
+  return user;
 }
 
 export async function webGuards(app: FastifyInstance): Promise<void> {
@@ -64,7 +99,7 @@ export async function webGuards(app: FastifyInstance): Promise<void> {
   const siteUser = async (request: FastifyRequest, reply: FastifyReply): Promise<User | null> => {
     const id = request.session.userId;
     if (typeof id === 'number') {
-      const user = await app.services.users.findById(id);
+      const user = await userOfRequest(app, request, id);
       if (user !== undefined) {
         noteClient(request);
         return user;
@@ -73,7 +108,10 @@ export async function webGuards(app: FastifyInstance): Promise<void> {
     }
     for (const fallback of app.siteUserFallbacks) {
       const user = await fallback(request, reply);
-      if (user !== null) return user;
+      if (user !== null) {
+        usersRead.set(request, { id: user.id, user: Promise.resolve(user) });
+        return user;
+      }
     }
     return null;
   };
@@ -87,7 +125,7 @@ export async function webGuards(app: FastifyInstance): Promise<void> {
     route.preHandler = [
       async (request: FastifyRequest, reply: FastifyReply) => {
         // CSRF first: a forged form post changes nothing, whoever is logged in.
-        if (unsafe) assertCsrf(request);
+        if (unsafe) assertFormCsrf(request);
         if (auth === 'admin' || auth === 'admin-guest') {
           const id = request.session.adminUserId;
           const user = typeof id === 'number' ? ((await app.services.users.findById(id)) ?? null) : null;
@@ -112,7 +150,11 @@ export async function webGuards(app: FastifyInstance): Promise<void> {
         const user = await siteUser(request, reply);
         request.siteUser = user;
         if (user !== null) request.siteUserLocale = user.locale ?? undefined;
-        if (auth === 'guest' && user !== null) return reply.redirect('/dashboard', 302);
+        if (auth === 'guest' && user !== null) {
+          // A script is told, in the envelope it reads, rather than sent to the dashboard's page.
+          if (wantsJson(request)) throw new AppError(409, 'Already authenticated.');
+          return reply.redirect('/dashboard', 302);
+        }
         if (auth === 'user' || auth === 'verified') {
           if (user === null) {
             if (wantsJson(request)) throw new AppError(401, 'Unauthenticated.');

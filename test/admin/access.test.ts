@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { runInProcess } from '../cli/harness.js';
 import { buildTestApp, createUser, type TestApp } from '../helpers.js';
 import { WebClient } from '../support/client.js';
-import { auditRows, createAdminByCli, fieldError, signedInAdmin } from './support.js';
+import { auditRows, createAdminByCli, fieldError, signedInAdmin, siteForm } from './support.js';
 
 const FAILED = 'These credentials do not match our records.';
 const SESSION = 'tessera_session';
@@ -129,9 +129,11 @@ describe('panel and site logins are separate', () => {
   it('gives a new session id at panel login, and the old one is worth nothing after it', async () => {
     const admin = await createAdminByCli(t);
     const client = new WebClient(t.app);
+    // A session begun before the login: the panel page first asked for is kept in it.
+    await client.get('/admin');
     await client.get('/admin/login');
     const planted = client.cookies.get(SESSION);
-    assert.ok(planted, 'the login form stores its CSRF secret in a session');
+    assert.ok(planted, 'a session was begun before the login');
     await client.post('/admin/login', { email: admin.email, password: admin.plainPassword });
     assert.notEqual(client.cookies.get(SESSION), planted);
     const replay = await t.app.inject({ method: 'GET', url: '/admin', headers: { cookie: `${SESSION}=${planted}` } });
@@ -345,6 +347,7 @@ describe('CSRF on panel forms', () => {
       [`/admin/posts/${post.id}/publish`, {}],
       [`/admin/posts/${post.id}/delete`, {}],
       ['/admin/settings', { key: 'forged', type: 'text', value: 'x' }],
+      ['/admin/settings/site', Object.fromEntries(siteForm({ site_name: 'Forged' }))],
       ['/admin/settings/site_name', { type: 'text', value: 'Forged', is_public: '1' }],
       ['/admin/settings/site_name/delete', {}],
       [`/admin/tokens/${token.id}/revoke`, {}],

@@ -197,8 +197,8 @@ describe('/admin/posts editor and actions', () => {
       _action: 'preview',
     });
     assert.equal(response.statusCode, 200);
-    assert.match(response.body, /<div class="prose"><p><strong>bold<\/strong>/);
-    const preview = response.body.slice(response.body.indexOf('class="prose"'));
+    assert.match(response.body, /<div class="prose blog-body" data-preview-body><p><strong>bold<\/strong>/);
+    const preview = response.body.slice(response.body.indexOf('data-preview-body'));
     assert.ok(!preview.includes('<script>alert(1)</script>'), 'no script in the preview');
     assert.doesNotMatch(preview, /href\s*=\s*["']?\s*javascript:/i, 'no javascript: link in the preview');
     assert.match(response.body, /<textarea id="field-body" name="body" rows="16"[^>]*>\*\*bold\*\* &lt;script&gt;/, 'the body stays in the form');

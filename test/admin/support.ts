@@ -45,3 +45,29 @@ export function fieldError(html: string, field: string): string | null {
 export function decode(text: string): string {
   return text.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 }
+
+/**
+ * The panel's site form (POST /admin/settings/site) as a fresh database fills it, with `changes`
+ * applied; `locales` is the list of ticked languages (sent as repeated fields, as a browser does).
+ */
+export type SiteFormChanges = { locales?: string[] } & Partial<
+  Record<'site_name' | 'site_description' | 'home_headline' | 'home_intro' | 'home_api_card' | 'default_locale' | 'posts_per_page', string | undefined>
+>;
+
+export function siteForm(changes: SiteFormChanges = {}): URLSearchParams {
+  const { locales = ['en', 'fr'], ...fields } = changes;
+  const form = new URLSearchParams();
+  const values: Record<string, string | undefined> = {
+    site_name: 'Tessera',
+    site_description: 'Accounts, tokens and posts.',
+    home_headline: '',
+    home_intro: '',
+    home_api_card: '1',
+    default_locale: 'en',
+    posts_per_page: '15',
+    ...fields,
+  };
+  for (const [name, value] of Object.entries(values)) if (value !== undefined) form.append(name, value);
+  for (const code of locales) form.append('locales', code);
+  return form;
+}

@@ -98,7 +98,7 @@ describe('/admin/tokens', () => {
     const token = await t.app.services.tokens.issue(ada.id, 'stale');
     await t.db.kysely.updateTable('personal_access_tokens').set({ created_at: '2020-01-01T00:00:00.000Z' }).where('id', '=', token.id).execute();
     const response = await client.get('/admin/tokens');
-    assert.match(response.body, /<time datetime="2020-01-01T01:00:00.000Z">2020-01-01 01:00 UTC<\/time> <span class="badge status-archived">expired<\/span>/);
+    assert.match(response.body, /<time datetime="2020-01-01T01:00:00.000Z">Jan\s1,\s2020, 1:00\sAM\sUTC<\/time> <span class="badge status-archived">expired<\/span>/);
   });
 
   it('answers 404 for a token or a user that does not exist', async () => {

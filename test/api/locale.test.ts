@@ -59,7 +59,7 @@ describe('API messages in the visitor’s language', () => {
       },
       fr: {
         message: 'Le champ adresse e-mail doit être une adresse e-mail valide.',
-        errors: { email: ['Le champ adresse e-mail doit être une adresse e-mail valide.'], device_name: ['Le champ device name est obligatoire.'] },
+        errors: { email: ['Le champ adresse e-mail doit être une adresse e-mail valide.'], device_name: ["Le champ nom de l'appareil est obligatoire."] },
       },
     },
     {
@@ -67,7 +67,7 @@ describe('API messages in the visitor’s language', () => {
       request: () => ({ url: '/api/posts?status=draft' }),
       status: 422,
       en: { message: 'The selected status is invalid.', errors: { status: ['The selected status is invalid.'] } },
-      fr: { message: 'La valeur sélectionnée pour status est invalide.', errors: { status: ['La valeur sélectionnée pour status est invalide.'] } },
+      fr: { message: 'La valeur sélectionnée pour statut est invalide.', errors: { status: ['La valeur sélectionnée pour statut est invalide.'] } },
     },
     {
       name: '422 from the password rules of PUT /api/user/password',

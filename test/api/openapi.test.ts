@@ -6,27 +6,37 @@ import { after, before, describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { createUser, issueToken, type TestApp } from '../helpers.js';
+import { buildTestApp, createUser, issueToken, type TestApp } from '../helpers.js';
 import { CookieJar, TEST_LOGIN_PATH, buildStatefulApp } from './stateful-support.js';
 import { insertPost } from './support.js';
 
 type Schema = Record<string, unknown>;
+type Media = { schema: Schema; example?: unknown };
+type HeaderObject = { $ref?: string; description?: string; required?: boolean; schema?: Schema };
 type Operation = {
   operationId?: string;
+  summary?: string;
+  description?: string;
   security?: Record<string, string[]>[];
-  requestBody?: { content: Record<string, { schema: Schema }> };
-  parameters?: { in: string; name: string; required?: boolean; schema: Schema }[];
-  responses: Record<string, { description: string; content?: Record<string, { schema: Schema }> }>;
+  'x-abilities'?: string[];
+  requestBody?: { content: Record<string, Media> };
+  parameters?: { in: string; name: string; required?: boolean; description?: string; schema: Schema }[];
+  responses: Record<string, { description: string; headers?: Record<string, HeaderObject>; content?: Record<string, Media> }>;
 };
 type Document = {
   openapi: string;
-  info: { title: string; version: string };
+  info: { title: string; version: string; license?: { name: string } };
   servers?: { url: string }[];
   paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, Schema>; securitySchemes: Record<string, Schema> };
+  components: { schemas: Record<string, Schema>; securitySchemes: Record<string, Schema>; headers?: Record<string, HeaderObject> };
 };
 
 const SPA = 'http://localhost:5173';
+// The headers the document declares per answer (src/plugins/openapi.ts): one the service sends
+// on an /api answer must be declared for that answer's status.
+const TRACKED_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'etag', 'cache-control', 'vary'];
+const FORM = 'application/x-www-form-urlencoded';
+const API_PATH = /^\/(api\/|sanctum\/|up$)/;
 const DOC_ID = 'https://tessera.test/openapi.json';
 const SHARED = ['ErrorEnvelope', 'User', 'PostItem', 'Post'];
 
@@ -65,6 +75,18 @@ function sampleOf(schema: Schema): unknown {
 }
 
 const toOpenApiPath = (url: string): string => url.replace(/:([A-Za-z_]+)/g, '{$1}');
+
+/** The headers an answer declares, by lowercase name, references to components/headers resolved. */
+function declaredHeaders(doc: Document, response: { headers?: Record<string, HeaderObject> }): Map<string, HeaderObject> {
+  const resolve = (header: HeaderObject): HeaderObject => {
+    const name = /^#\/components\/headers\/(.+)$/.exec(header.$ref ?? '')?.[1];
+    if (name === undefined) return header;
+    const found = doc.components.headers?.[name];
+    assert.ok(found, `dangling ${header.$ref}`);
+    return found;
+  };
+  return new Map(Object.entries(response.headers ?? {}).map(([name, header]) => [name.toLowerCase(), resolve(header)]));
+}
 const pointer = (...parts: string[]): string => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 
 describe('OpenAPI document', () => {
@@ -75,8 +97,12 @@ describe('OpenAPI document', () => {
   let adminJar: CookieJar;
   let postSlug: string;
 
+  // The API's own operations. The SPA's steps on browser paths (/login, …) answer pages unless
+  // asked for JSON through the SPA flow: test/api/spa-contract.test.ts checks those.
   const operations = (): { path: string; method: string; op: Operation }[] =>
-    Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method, op })));
+    Object.entries(doc.paths)
+      .filter(([path]) => API_PATH.test(path))
+      .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method, op })));
 
   /** Asserts that the answer's status is documented for the operation and its body fits the schema. */
   function assertDocumented(path: string, method: string, response: LightMyRequestResponse, context: string): void {
@@ -85,6 +111,18 @@ describe('OpenAPI document', () => {
     const status = String(response.statusCode);
     const documented = op.responses[status];
     assert.ok(documented, `${context}: ${method.toUpperCase()} ${path} answered ${status}, which the document does not list (${Object.keys(op.responses).join(', ')})`);
+    if (path.startsWith('/api/')) {
+      const declared = declaredHeaders(doc, documented);
+      for (const name of TRACKED_HEADERS) {
+        const value = response.headers[name];
+        if (value === undefined) continue;
+        assert.ok(declared.has(name), `${context}: ${method.toUpperCase()} ${path} ${status} sends ${name}, which the document does not declare`);
+        if (declared.get(name)?.schema?.type === 'integer') assert.match(String(value), /^\d+$/, `${context}: ${name} is the integer the document says`);
+      }
+      for (const [name, header] of declared) {
+        if (header.required === true) assert.ok(response.headers[name] !== undefined, `${context}: ${method.toUpperCase()} ${path} ${status} lacks the required ${name}`);
+      }
+    }
     if (response.statusCode === 204 || response.statusCode === 304) return;
     const schema = documented.content?.['application/json']?.schema;
     assert.ok(schema, `${method.toUpperCase()} ${path} ${status} has no JSON schema`);
@@ -94,7 +132,8 @@ describe('OpenAPI document', () => {
   }
 
   before(async () => {
-    t = await buildStatefulApp({ SANCTUM_STATEFUL_DOMAINS: 'localhost:5173' });
+    // A request limit on, so that every answer carries the headers it documents.
+    t = await buildStatefulApp({ SANCTUM_STATEFUL_DOMAINS: 'localhost:5173', API_RATE_LIMIT: '100000' });
     admin = await createUser(t.app, { admin: true, name: 'Editor' });
     postSlug = (await insertPost(t.db, { title: 'Documented', author_id: admin.id })).slug;
     adminJar = new CookieJar();
@@ -114,6 +153,17 @@ describe('OpenAPI document', () => {
     assert.equal(doc.info.title, 'Tessera API');
     assert.match(doc.info.version, /^\d+\.\d+\.\d+/);
     assert.equal(doc.servers?.[0]?.url, t.config.appUrl);
+    assert.ok(doc.info.license?.name, 'info.license');
+  });
+
+  it('takes its server from APP_URL', async () => {
+    const other = await buildTestApp({ APP_URL: 'https://blog.tessera.test' });
+    try {
+      const served = (await other.app.inject({ url: '/api/openapi.json' })).json() as Document;
+      assert.deepEqual(served.servers, [{ url: 'https://blog.tessera.test' }]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('documents every registered /api route with each of its methods, and nothing that is not a route', () => {
@@ -129,14 +179,19 @@ describe('OpenAPI document', () => {
     assert.ok(doc.paths['/sanctum/csrf-cookie']?.get, 'the SPA cookie endpoint is documented');
   });
 
-  it('leaves pages, the panel and /docs out', () => {
-    for (const path of Object.keys(doc.paths)) assert.match(path, /^\/(api\/|sanctum\/|up$)/);
+  it('leaves pages, the panel and /docs out (outside the API, only the SPA\'s JSON steps)', () => {
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      if (API_PATH.test(path)) continue;
+      assert.doesNotMatch(path, /^\/(admin|docs)(\/|$)/);
+      for (const [method, op] of Object.entries(ops)) assert.ok((op as { tags?: string[] }).tags?.includes('spa'), `${method} ${path} is a page`);
+    }
+    for (const page of ['/dashboard', '/profile', '/security']) assert.equal(doc.paths[page], undefined, page);
   });
 
   it('documents the health check GET /up with its 200 and 503 bodies, outside any credential', () => {
     const op = doc.paths['/up']?.get;
     assert.ok(op, 'GET /up is not documented');
-    assert.equal(op.security, undefined);
+    assert.deepEqual(op.security, []);
     assert.deepEqual(Object.keys(op.responses).sort(), ['200', '503']);
     for (const status of ['200', '503']) {
       const schema: Schema | undefined = op.responses[status]?.content?.['application/json']?.schema;
@@ -146,15 +201,18 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('shows no lock on public routes (no security requirement at all) and keeps one on token routes', () => {
-    const open = ['get /api/posts', 'get /api/posts/{slug}', 'get /api/settings', 'post /api/tokens', 'get /api/openapi.json', 'get /sanctum/csrf-cookie', 'get /up'];
+  it('declares who may call each operation as its guard does: public ones none, GET /api/posts a credential it may leave out, token routes a token or the session', () => {
+    const open = ['get /api/posts/{slug}', 'get /api/settings', 'post /api/tokens', 'get /api/openapi.json', 'get /sanctum/csrf-cookie', 'get /up'];
     for (const route of open) {
       const [method = '', path = ''] = route.split(' ');
       const op = doc.paths[path]?.[method];
       assert.ok(op, `${route} not documented`);
-      assert.equal(op.security, undefined, `${route} carries a security requirement (a lock in /docs)`);
+      assert.deepEqual(op.security, [], `${route} must declare that it needs no credential`);
     }
-    assert.match(String((doc.paths['/api/posts']?.get as { description?: string } | undefined)?.description), /No credential is needed/);
+    // Optional but checked (drafts for admins): {} first, then either credential.
+    assert.deepEqual(doc.paths['/api/posts']?.get?.security, [{}, { bearer: [] }, { session: [] }]);
+    assert.match(String(doc.paths['/api/posts']?.get?.description), /No credential is needed/);
+    for (const { path, method, op } of operations()) assert.ok(Array.isArray(op.security), `${method} ${path} declares no security`);
     for (const route of ['get /api/user', 'put /api/user', 'delete /api/tokens/current', 'post /api/posts']) {
       const [method = '', path = ''] = route.split(' ');
       assert.deepEqual(doc.paths[path]?.[method]?.security, [{ bearer: [] }, { session: [] }], route);
@@ -180,7 +238,8 @@ describe('OpenAPI document', () => {
       const schema = op.requestBody?.content['application/json']?.schema;
       const payload = schema === undefined ? {} : { payload: sampleOf(schema) as object };
       const response = await t.app.inject({ method: method.toUpperCase() as 'GET', url, headers: { accept: 'application/json' }, ...payload });
-      const secured = (op.security ?? []).some((requirement) => 'bearer' in requirement);
+      // Required: a bearer requirement, and no empty one ({} lets an anonymous call through).
+      const secured = (op.security ?? []).some((requirement) => 'bearer' in requirement) && !(op.security ?? []).some((requirement) => Object.keys(requirement).length === 0);
       // (POST /api/tokens answers 401 to wrong credentials: that is not a missing token.)
       const unauthenticated = response.statusCode === 401 && (response.json() as { message: string }).message === 'Unauthenticated.';
       if (unauthenticated) assert.ok(secured, `${method} ${path} answers 401 anonymously but the document does not require a token`);
@@ -205,8 +264,8 @@ describe('OpenAPI document', () => {
     walk(doc.components.schemas);
     assert.ok(refs.length > 0);
     for (const ref of refs) {
-      const name = /^#\/components\/schemas\/(.+)$/.exec(ref)?.[1];
-      assert.ok(name !== undefined && doc.components.schemas[name], `dangling $ref ${ref}`);
+      const [, kind, name = ''] = /^#\/components\/(schemas|headers)\/(.+)$/.exec(ref) ?? [];
+      assert.ok(kind === 'schemas' ? doc.components.schemas[name] : kind === 'headers' ? doc.components.headers?.[name] : undefined, `dangling $ref ${ref}`);
     }
     assert.equal(doc.paths['/api/user']?.get?.responses['200']?.content?.['application/json']?.schema.$ref, '#/components/schemas/User');
     assert.equal(doc.paths['/api/posts/{slug}']?.get?.responses['200']?.content?.['application/json']?.schema.properties !== undefined, true);
@@ -366,6 +425,142 @@ describe('OpenAPI document', () => {
       }
     }
     assert.ok(checked >= 4, `only ${checked} limits checked`);
+  });
+
+  it('gives every operation an example of its success answer and of its request body, each valid against its schema', () => {
+    let checked = 0;
+    for (const { path, method, op } of operations()) {
+      const media: [string, Media][] = Object.entries(op.requestBody?.content ?? {}).map(([type, m]) => [pointer('paths', path, method, 'requestBody', 'content', type), m]);
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (!status.startsWith('2')) continue;
+        for (const [type, m] of Object.entries(response.content ?? {})) media.push([pointer('paths', path, method, 'responses', status, 'content', type), m]);
+      }
+      for (const [at, m] of media) {
+        assert.ok(m.example !== undefined, `${method} ${path}: no example at ${at}`);
+        const validate = ajv.compile({ $ref: `${DOC_ID}#/${at}/schema` });
+        assert.ok(validate(m.example), `${method} ${path}: the example at ${at} does not fit its schema: ${ajv.errorsText(validate.errors)}`);
+        checked += 1;
+      }
+    }
+    assert.ok(checked >= 12, `only ${checked} examples`);
+  });
+
+  it('declares the conditional reads: their 304 (no body, no Content-Type), If-None-Match, ETag and Cache-Control', async () => {
+    const conditional = operations().filter(({ op }) => op.responses['304'] !== undefined);
+    assert.deepEqual(conditional.map(({ method, path }) => `${method} ${path}`).sort(), ['get /api/posts', 'get /api/posts/{slug}', 'get /api/settings']);
+    for (const { path, method, op } of conditional) {
+      const parameter = op.parameters?.find((p) => p.in === 'header' && p.name === 'If-None-Match');
+      assert.equal(parameter?.required, false, `${path}: If-None-Match`);
+      for (const status of ['200', '304']) {
+        const headers = declaredHeaders(doc, op.responses[status]!);
+        for (const name of ['etag', 'cache-control']) assert.ok(headers.has(name), `${path} ${status} declares ${name}`);
+      }
+      assert.equal(op.responses['304']?.content, undefined, `${path}: a 304 has no body`);
+      const url = path.replace('{slug}', postSlug);
+      const first = await t.app.inject({ url });
+      assert.equal(first.statusCode, 200, url);
+      assert.equal(first.headers['cache-control'], 'public, max-age=0');
+      assertDocumented(path, method, first, `GET ${url}`);
+      const again = await t.app.inject({ url, headers: { 'if-none-match': String(first.headers.etag) } });
+      assert.equal(again.statusCode, 304, url);
+      assert.equal(again.headers['content-type'], undefined, `${url}: a 304 carries no Content-Type`);
+      assert.equal(again.body, '');
+      assertDocumented(path, method, again, `GET ${url} with If-None-Match`);
+    }
+  });
+
+  it("declares a 429's Retry-After and rate-limit headers, which the service sends", async () => {
+    const limited = await buildTestApp({ API_RATE_LIMIT: '2' });
+    try {
+      const answers = [];
+      for (let i = 0; i < 3; i += 1) answers.push(await limited.app.inject({ url: '/api/settings', headers: { 'accept-language': 'fr' } }));
+      const refused = answers[2]!;
+      assert.equal(refused.statusCode, 429);
+      for (const name of ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) assert.ok(refused.headers[name] !== undefined, name);
+      assert.match(String(refused.headers.vary), /Accept-Language/);
+      assert.equal(declaredHeaders(doc, doc.paths['/api/settings']!.get!.responses['429']!).get('retry-after')?.required, true);
+      answers.forEach((answer, i) => assertDocumented('/api/settings', 'get', answer, `request ${i + 1} of 3 under a limit of 2`));
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('names the ability an operation needs in x-abilities and in its description, as its guard checks it', async () => {
+    const editor = await createUser(t.app, { admin: true, name: 'Ability probe' });
+    const tokenWith = async (abilities: string[]) => (await t.app.services.tokens.issue(editor.id, 'abilities', abilities)).plaintext;
+    const needing = operations().filter(({ op }) => op['x-abilities'] !== undefined);
+    assert.deepEqual(needing.map(({ method, path }) => `${method} ${path}`).sort(), [
+      'delete /api/posts/{slug}',
+      'delete /api/tokens',
+      'post /api/posts',
+      'put /api/posts/{slug}',
+      'put /api/user',
+      'put /api/user/password',
+    ]);
+    for (const { path, method, op } of operations()) {
+      const required = (op.security ?? []).length > 0 && !(op.security ?? []).some((r) => Object.keys(r).length === 0);
+      if (!required) continue;
+      const abilities = op['x-abilities'] ?? [];
+      for (const ability of abilities) assert.ok(op.description?.includes(`\`${ability}\``), `${method} ${path}: the description names ${ability}`);
+      const url = path.replace('{slug}', 'no-such-post');
+      const schema = op.requestBody?.content['application/json']?.schema;
+      const payload = schema === undefined ? {} : { payload: sampleOf(schema) as object };
+      const call = async (granted: string[]) =>
+        (await t.app.inject({ method: method.toUpperCase() as 'GET', url, headers: { authorization: `Bearer ${await tokenWith(granted)}` }, ...payload })).statusCode;
+      // A token holding what x-abilities lists passes the guard; one holding nothing passes only where it lists nothing.
+      assert.ok(![401, 403].includes(await call(abilities)), `${method} ${path} with ${abilities.join(', ') || 'no ability'}`);
+      if (abilities.length > 0) assert.equal(await call(['posts:read']), 403, `${method} ${path} without ${abilities.join(', ')}`);
+    }
+  });
+
+  it('declares both body types where a form can carry every field, and the service takes both there', async () => {
+    const formTyped: string[] = [];
+    for (const { path, method, op } of operations()) {
+      if (op.requestBody === undefined || !path.startsWith('/api/')) continue;
+      const schema = op.requestBody.content['application/json']?.schema ?? {};
+      const allText = Object.values((schema.properties ?? {}) as Record<string, Schema>).every((property) => property.type === 'string');
+      assert.deepEqual(Object.keys(op.requestBody.content), allText ? ['application/json', FORM] : ['application/json'], `${method} ${path}`);
+      if (allText) formTyped.push(`${method} ${path}`);
+    }
+    assert.deepEqual(formTyped.sort(), ['post /api/tokens', 'put /api/user', 'put /api/user/password']);
+    const owner = await createUser(t.app, { name: 'Form probe' });
+    const credentials = { email: owner.email, password: owner.plainPassword, device_name: 'form' };
+    const asForm = (fields: Record<string, string>) => ({ headers: { 'content-type': FORM }, payload: new URLSearchParams(fields).toString() });
+    const issued = [
+      await t.app.inject({ method: 'POST', url: '/api/tokens', payload: credentials }),
+      await t.app.inject({ method: 'POST', url: '/api/tokens', ...asForm(credentials) }),
+    ];
+    for (const answer of issued) {
+      assert.equal(answer.statusCode, 200, answer.body);
+      assertDocumented('/api/tokens', 'post', answer, 'a token issued');
+    }
+    const token = (issued[1]!.json() as { token: string }).token;
+    const renamed = await t.app.inject({ method: 'PUT', url: '/api/user', headers: { authorization: `Bearer ${token}`, 'content-type': FORM }, payload: 'name=Form+renamed' });
+    assert.equal(renamed.statusCode, 200, renamed.body);
+    assert.equal((renamed.json() as { name: string }).name, 'Form renamed');
+    const again = await t.app.inject({ method: 'PUT', url: '/api/user', headers: { authorization: `Bearer ${token}` }, payload: { name: 'Json renamed' } });
+    assert.equal((again.json() as { name: string }).name, 'Json renamed');
+  });
+
+  it('types what a client reads: PostItem.status is an enum, the status filter says who may ask for drafts, the settings are typed', async () => {
+    const status = (doc.components.schemas.PostItem?.properties as Record<string, Schema> | undefined)?.status;
+    assert.deepEqual(status, { type: 'string', enum: ['draft', 'published', 'archived'] });
+    const filter = doc.paths['/api/posts']?.get?.parameters?.find((p) => p.name === 'status');
+    assert.deepEqual(filter?.schema, { type: 'string', enum: ['draft', 'published', 'archived'] });
+    assert.match(String(filter?.description), /422/);
+    assert.match(String(filter?.description), /posts:read/);
+    const refused = await t.app.inject({ url: '/api/posts?status=draft' });
+    assert.equal(refused.statusCode, 422);
+    assert.ok((refused.json() as { errors: Record<string, unknown> }).errors.status);
+    const settings = doc.paths['/api/settings']?.get?.responses['200']?.content?.['application/json']?.schema;
+    const data = ((settings?.properties as Record<string, Schema> | undefined)?.data?.properties ?? {}) as Record<string, Schema>;
+    assert.equal(data.posts_per_page?.type, 'integer');
+    assert.equal(data.home_api_card?.type, 'boolean');
+    // Saved as text in the panel, still the declared integer.
+    await t.app.services.settings.put('posts_per_page', '10', true);
+    const answer = await t.app.inject({ url: '/api/settings' });
+    assert.equal((answer.json() as { data: { posts_per_page: unknown } }).data.posts_per_page, 10);
+    assertDocumented('/api/settings', 'get', answer, 'posts_per_page saved as text');
   });
 
   it('marks query parameters that have a default as optional', () => {

@@ -22,6 +22,8 @@ describe('one slug in several locales, through the API', () => {
     t = await buildTestApp();
     const admin = await createUser(t.app, { admin: true });
     editor = (await t.app.services.tokens.issue(admin.id, 'editor', ['posts:write'])).plaintext;
+    // A post's language is one the site offers: these tests write in four.
+    await t.app.services.settings.put('locales', ['en', 'fr', 'de', 'es'], true);
   });
   after(() => t.close());
 

@@ -26,6 +26,52 @@ describe('GET /api/settings', () => {
     assert.ok((data.locales as string[]).includes('en'));
   });
 
+  it("returns the site's own settings with their types, the defaults applied", async () => {
+    const { data } = await get();
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(data).filter(([key]) => !['site_name', 'site_description'].includes(key))),
+      { home_headline: null, home_intro: null, home_api_card: true, default_locale: 'en', locales: ['en', 'fr'], posts_per_page: 15 },
+    );
+  });
+
+  it('returns posts_per_page as a number even where it was stored as the text "10", and home_api_card as a boolean', async () => {
+    await t.app.services.settings.put('posts_per_page', '10', true);
+    await t.app.services.settings.put('home_api_card', false, true);
+    const { response, data } = await get();
+    assert.equal(data.posts_per_page, 10);
+    assert.equal(data.home_api_card, false);
+    assert.match(response.body, /"posts_per_page":10[,}]/);
+    // A value the site cannot use is shown as what applies instead.
+    await t.app.services.settings.put('posts_per_page', 'abc', true);
+    assert.equal((await get()).data.posts_per_page, 15);
+  });
+
+  it('shows the site settings even when a row says private: they are on every page anyway', async () => {
+    await t.app.services.settings.put('site_description', 'Still shown', false);
+    assert.equal((await get()).data.site_description, 'Still shown');
+  });
+
+  it('is described by the OpenAPI document with those types', async () => {
+    const document = (await t.app.inject({ url: '/api/openapi.json' })).json() as {
+      paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: { properties: { data: { properties: Record<string, { type: unknown }>; required: string[] } } } }> }> } }>;
+    };
+    const data = document.paths['/api/settings']?.get.responses['200']?.content['application/json']?.schema.properties.data;
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(data?.properties ?? {}).map(([key, schema]) => [key, schema.type])),
+      {
+        site_name: 'string',
+        site_description: ['string', 'null'],
+        home_headline: ['string', 'null'],
+        home_intro: ['string', 'null'],
+        home_api_card: 'boolean',
+        default_locale: 'string',
+        locales: 'array',
+        posts_per_page: 'integer',
+      },
+    );
+    assert.equal(data?.required.length, 8);
+  });
+
   it('reflects a changed public setting, with its JSON type', async () => {
     await t.app.services.settings.put('site_name', 'My Blog', true);
     await t.app.services.settings.put('posts_per_page', 12, true);

@@ -40,8 +40,8 @@ describe('tables at 390 px in Chromium', { skip: skipWithoutChromium }, () => {
     await services.posts.create(admin.id, { title: 'A rather long post title that wraps on a phone screen', status: 'published' });
     await services.posts.create(admin.id, { title: 'A draft' });
     const by = { actor: { id: admin.id, name: admin.name, email: admin.email }, ip: null };
-    await services.admin.createSetting(by, 'moderation_notes', { type: 'text', value: 'Be kind; links to sources welcome.', isPublic: false });
-    await services.admin.createSetting(by, LONG_KEY, { type: 'text', value: 'Thanks for signing up.', isPublic: true });
+    await services.settings.createCustom(by, 'moderation_notes', { type: 'text', value: 'Be kind; links to sources welcome.', isPublic: false });
+    await services.settings.createCustom(by, LONG_KEY, { type: 'text', value: 'Thanks for signing up.', isPublic: true });
   });
   after(async () => {
     await browser?.close();

@@ -54,14 +54,22 @@ function assertErrorPage(what: string, answer: Answer, status: number, message: 
   assert.ok(answer.body.includes(message), `${what} says "${message}"`);
 }
 
+/** The guest forms and what they send. */
+const forms = (email: string, password: string) =>
+  [
+    ['/login', { email, password }],
+    ['/register', { name: 'Newcomer', email: 'newcomer@example.com', password: 'a fresh passphrase 7', password_confirmation: 'a fresh passphrase 7' }],
+  ] as const;
+
 describe('error answers on a full disk (SQLite)', { skip: sqliteOnly('a full disk under the SQLite file; PostgreSQL below is cut instead') || skipWithoutTmpfs() }, () => {
   let t: FullDiskApp;
   let signedIn: WebClient;
   let token: string;
+  let user: Awaited<ReturnType<typeof createUser>>;
 
   before(async () => {
     t = await appOnSmallDisk();
-    const user = await createUser(t.app);
+    user = await createUser(t.app);
     token = await issueToken(t.app, user.email, user.plainPassword);
     signedIn = new WebClient(t.app);
     await login(signedIn, user.email, user.plainPassword);
@@ -69,13 +77,14 @@ describe('error answers on a full disk (SQLite)', { skip: sqliteOnly('a full dis
   });
   after(() => t?.close());
 
-  it('answers GET /login and GET /register with the error page, 503 and Retry-After, saying nothing of SQLite', async () => {
-    for (const url of ['/login', '/register']) {
-      const answer = await new WebClient(t.app).get(url);
-      assertErrorPage(`GET ${url}`, answer, 503, UNWRITABLE_MESSAGE);
-      assert.equal(answer.headers['retry-after'], '60');
-      assertSaysNothingInside(`GET ${url}`, answer);
-    }
+  it('shows a guest /login and /register (they write nothing) and answers a sign-in with the error page, 503 and Retry-After, saying nothing of SQLite', async () => {
+    for (const url of ['/login', '/register']) assert.equal((await new WebClient(t.app).get(url)).statusCode, 200, `GET ${url}`);
+    const client = new WebClient(t.app);
+    await client.get('/login');
+    const answer = await client.post('/login', { email: user.email, password: user.plainPassword });
+    assertErrorPage('POST /login', answer, 503, UNWRITABLE_MESSAGE);
+    assert.equal(answer.headers['retry-after'], '60');
+    assertSaysNothingInside('POST /login', answer);
   });
 
   it('answers every page and API call without a word of the inside, and logs each failure once', async () => {
@@ -90,10 +99,11 @@ describe('error answers with PostgreSQL cut', { skip: needsPostgres }, () => {
   let t: ProxiedApp;
   let signedIn: WebClient;
   let token: string;
+  let user: Awaited<ReturnType<typeof createUser>>;
 
   before(async () => {
     t = await appBehindProxy();
-    const user = await createUser(t.app);
+    user = await createUser(t.app);
     token = await issueToken(t.app, user.email, user.plainPassword);
     signedIn = new WebClient(t.app);
     await login(signedIn, user.email, user.plainPassword);
@@ -101,13 +111,19 @@ describe('error answers with PostgreSQL cut', { skip: needsPostgres }, () => {
   });
   after(() => t?.close());
 
-  it('answers GET /login and GET /register with the error page and 503, naming neither ECONNREFUSED nor the address', async () => {
-    for (const [who, client] of [['a guest', new WebClient(t.app)], ['signed in', signedIn]] as const) {
-      for (const url of ['/login', '/register']) {
-        const answer = await client.get(url);
-        assertErrorPage(`GET ${url} (${who})`, answer, 503, 'Service unavailable');
-        assertSaysNothingInside(`GET ${url} (${who})`, answer, [t.proxy.port]);
-      }
+  it('answers GET /login and GET /register signed in, and a guest sending them, with the error page and 503, naming neither ECONNREFUSED nor the address', async () => {
+    for (const url of ['/login', '/register']) {
+      const answer = await signedIn.get(url);
+      assertErrorPage(`GET ${url} (signed in)`, answer, 503, 'Service unavailable');
+      assertSaysNothingInside(`GET ${url} (signed in)`, answer, [t.proxy.port]);
+    }
+    // A guest's form needs no query to be shown (the settings fall back to their defaults).
+    for (const [url, form] of forms(user.email, user.plainPassword)) {
+      const client = new WebClient(t.app);
+      assert.equal((await client.get(url)).statusCode, 200, `GET ${url} (a guest)`);
+      const answer = await client.post(url, form);
+      assertErrorPage(`POST ${url} (a guest)`, answer, 503, 'Service unavailable');
+      assertSaysNothingInside(`POST ${url} (a guest)`, answer, [t.proxy.port]);
     }
   });
 

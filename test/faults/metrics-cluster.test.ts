@@ -52,7 +52,7 @@ describe(`GET /metrics with WEB_CONCURRENCY=2 (${DB})`, () => {
   };
   /** Scrapes until `check` passes; the bound only keeps a broken run from hanging. */
   const scrapeUntil = async (what: string, check: (families: Families) => boolean): Promise<Families> => {
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 60_000;
     for (;;) {
       // A connection handed to a worker at the instant it is killed fails (src/cluster.ts): try again.
       const families = await scrape().catch(() => null);

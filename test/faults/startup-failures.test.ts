@@ -23,7 +23,7 @@ type Outcome = { code: number | string; output: string; lines: string[] };
 
 const STACK_LINE = /^\s+at /m;
 
-/** Runs the server with `env` until it exits (killed after 20 s: a start that hangs fails). */
+/** Runs the server with `env` until it exits (killed after 60 s: a start that hangs fails; a slow machine under the suite's load took up to 20 s to fail one). */
 function startServer(env: Record<string, string>): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
@@ -34,7 +34,7 @@ function startServer(env: Record<string, string>): Promise<Outcome> {
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);

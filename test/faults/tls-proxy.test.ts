@@ -1,11 +1,11 @@
 // Behind a TLS-terminating proxy that is not in TRUSTED_PROXIES, every request reaches the
-// service as http while APP_URL is https: the session cookie is Secure, so it is never set, and
-// every form answers 419. The start says so in one warning line naming TRUSTED_PROXIES (the real
+// service as http while APP_URL is https: the session cookie and a guest's CSRF cookie are
+// Secure, so they are never set, and every form answers 419. The start says so in one warning line naming TRUSTED_PROXIES (the real
 // process), and in development the 419 page says why; production pages never explain the deployment.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { t } from '../../src/modules/i18n/translator.js';
-import { SESSION_COOKIE } from '../../src/plugins/session.js';
+import { GUEST_CSRF_COOKIE } from '../../src/plugins/session.js';
 import { buildTestApp, type TestApp } from '../helpers.js';
 import { createSharedDatabase, startServerProcess, type SharedDatabase } from '../load/server-process.js';
 import { WebClient, decodeEntities } from '../support/client.js';
@@ -23,12 +23,12 @@ function warnings(output: string): LogLine[] {
     .filter((line) => line.level === 40);
 }
 
-/** The Set-Cookie of GET /login for the session cookie, or null. */
+/** The Set-Cookie of GET /login for the cookie its form's token needs (a guest's CSRF secret), or null. */
 async function sessionCookieOf(url: string, headers: Record<string, string> = {}): Promise<string | null> {
   const response = await fetch(`${url}/login`, { headers });
   await response.body?.cancel();
-  // Production over https names it __Host-tessera_session (test/web/host-cookies.test.ts).
-  return response.headers.getSetCookie().find((cookie) => cookie.startsWith(`${SESSION_COOKIE}=`) || cookie.startsWith(`__Host-${SESSION_COOKIE}=`)) ?? null;
+  // Production over https names it __Host-tessera_csrf (test/web/guest-forms.test.ts).
+  return response.headers.getSetCookie().find((cookie) => cookie.startsWith(`${GUEST_CSRF_COOKIE}=`) || cookie.startsWith(`__Host-${GUEST_CSRF_COOKIE}=`)) ?? null;
 }
 
 describe('APP_URL https behind a proxy, as the real process', () => {

@@ -40,7 +40,10 @@ describe('GET /feed.xml', () => {
     await createPost(t.app, { title: 'An archived post', slug: 'archived', status: 'archived', published_at: daysFromNow(-5) });
     await createPost(t.app, { title: 'Scheduled for tomorrow', slug: 'tomorrow', published_at: daysFromNow(1) });
     await createPost(t.app, { title: 'Un billet', slug: 'un-billet', locale: 'fr', published_at: daysFromNow(-3) });
+    // Written while the site offered German (a post's language is one the site offers), which it no longer does.
+    await t.app.services.settings.put('locales', ['en', 'fr', 'de'], true);
     await createPost(t.app, { title: 'Ein Beitrag', slug: 'ein-beitrag', locale: 'de', published_at: daysFromNow(-2) });
+    await t.app.services.settings.put('locales', ['en', 'fr'], true);
   });
   after(() => t.close());
 
@@ -144,7 +147,7 @@ describe('GET /feed.xml', () => {
   }
 
   it('serves any well-formed language while the locales setting names none', async () => {
-    await t.app.services.settings.remove('locales');
+    await t.db.kysely.deleteFrom('settings').where('key', '=', 'locales').execute(); // a database without it (the services never delete it)
     try {
       assert.deepEqual(titles(await feed(t, '?locale=de')), ['Ein Beitrag']);
     } finally {

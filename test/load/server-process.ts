@@ -127,7 +127,9 @@ const REPORT_LISTENING = new URL('../support/report-listening.mjs', import.meta.
 export async function startServerProcess(env: Record<string, string>, options: { port?: number; waitMs?: number } = {}): Promise<ServerProcess> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await startOnce(env, options.port ?? (await freePort()), options.waitMs ?? 20_000);
+      // 60 s: a start loads every module through tsx, which took 10–20 s on a slow 2-core machine
+      // while the rest of the suite ran (three at a time for two workers and their primary).
+      return await startOnce(env, options.port ?? (await freePort()), options.waitMs ?? 60_000);
     } catch (error) {
       if (!(error instanceof PortTaken) || options.port !== undefined || attempt >= 5) throw error;
     }

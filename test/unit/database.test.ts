@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect, writeTransaction } from '../../src/db/connect.js';
 import { isUniqueViolation } from '../../src/db/errors.js';
-import { migrateToLatest } from '../../src/db/migrator.js';
+import { migrateToLatest, retryingCatalogRace } from '../../src/db/migrator.js';
 import { createTestDatabase, type TestDatabase } from '../helpers.js';
 
 describe('SQLite file database', () => {
@@ -126,5 +126,32 @@ describe('constraints (on the test database)', () => {
     assert.equal(typeof row.id, 'number');
     assert.equal(typeof row.is_admin, 'number');
     assert.match(row.created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  });
+});
+
+describe('a migration meeting a schema dropped by another process', () => {
+  const failing = (code: string, times: number) => {
+    let calls = 0;
+    const step = async () => {
+      calls += 1;
+      if (calls <= times) throw Object.assign(new Error(`catalog ${code}`), { code });
+      return 'applied';
+    };
+    return { step, calls: () => calls };
+  };
+
+  it('is tried again while the catalog listing fails (3F000, 42P01, …), up to five times', async () => {
+    const race = failing('3F000', 4);
+    assert.equal(await retryingCatalogRace(race.step), 'applied');
+    assert.equal(race.calls(), 5);
+    const lost = failing('42P01', 5);
+    await assert.rejects(retryingCatalogRace(lost.step), /catalog 42P01/);
+    assert.equal(lost.calls(), 5);
+  });
+
+  it('is not tried again on any other failure', async () => {
+    const other = failing('23505', 1);
+    await assert.rejects(retryingCatalogRace(other.step), /catalog 23505/);
+    assert.equal(other.calls(), 1);
   });
 });

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { connect, type Db } from '../../src/db/connect.js';
 import { isUniqueViolation } from '../../src/db/errors.js';
 import { migrations } from '../../src/db/migrator.js';
-import { TEST_DATABASE_URL, onPostgres } from '../helpers.js';
+import { TEST_DATABASE_URL, migrateTo as migrateToName, onPostgres } from '../helpers.js';
 
 const BEFORE = '2026_11_26_000001_posts_slug_unique_per_locale';
 const THIS = '2026_11_27_000001_create_identities';
@@ -33,10 +33,7 @@ describe('migration: identities, and accounts without a password', () => {
   let keptId: number;
   let goneId: number;
   const now = () => new Date().toISOString();
-  const migrateTo = async (name: string) => {
-    const result = await migrator.migrateTo(name);
-    if (result.error !== undefined) throw result.error;
-  };
+  const migrateTo = (name: string) => migrateToName(migrator, name);
   const addUser = async (email: string, password: string | null) =>
     (
       await db.kysely

@@ -39,10 +39,13 @@ describe('pageLinks', () => {
     assert.deepEqual([...params.keys()], ['page']);
   });
 
-  it('on a page past the last, has no next and a prev that leads back to the last page', () => {
+  // As Laravel's paginator (issue 28 §7): a page past the last is an empty page like any other,
+  // its prev the page before it, never a jump back to the last.
+  it('on a page past the last, has no next, a prev one less than itself and the last page as last', () => {
     const links = pageLinks(BASE, {}, 9, 3);
     assert.equal(links.next, null);
-    assert.equal(pageOf(links.prev), '3');
+    assert.equal(pageOf(links.prev), '8');
     assert.equal(pageOf(links.last), '3');
+    assert.equal(pageOf(links.first), '1');
   });
 });

@@ -12,7 +12,7 @@ import { connect, type Db } from '../../src/db/connect.js';
 import { isUniqueViolation } from '../../src/db/errors.js';
 import { migrations } from '../../src/db/migrator.js';
 import type { NewPost } from '../../src/db/types.js';
-import { TEST_DATABASE_URL, onPostgres } from '../helpers.js';
+import { TEST_DATABASE_URL, migrateTo as migrateToName, onPostgres } from '../helpers.js';
 
 const BEFORE = '2026_11_25_000001_add_account_security';
 const THIS = '2026_11_26_000001_posts_slug_unique_per_locale';
@@ -88,10 +88,7 @@ describe('migration: post slugs unique per locale', () => {
       : (await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'posts'`.execute(db.kysely)).rows;
     return rows.map((row) => row.name).sort();
   };
-  const migrateTo = async (name: string) => {
-    const result = await migrator.migrateTo(name);
-    if (result.error !== undefined) throw result.error;
-  };
+  const migrateTo = (name: string) => migrateToName(migrator, name);
   const dataVersion = async () => Number((await sql<{ n: string }>`select n from data_version where id = 1`.execute(db.kysely)).rows[0]?.n);
 
   before(async () => {

@@ -1,20 +1,25 @@
 // Password confirmation before sensitive actions (Laravel's password.confirm): the page, the
-// throttle, the PASSWORD_TIMEOUT window and the preHandler every sensitive route uses.
+// throttle, the PASSWORD_TIMEOUT window, the preHandler every sensitive route uses, and the
+// form post it holds and sends again once confirmed.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { requirePasswordConfirmed } from '../../src/http/web/confirm-password.js';
+import { CONTINUE_PATH, requirePasswordConfirmed } from '../../src/http/web/confirm-password.js';
 import { buildTestApp, createUser, type TestApp } from '../helpers.js';
 import { WebClient, fieldError } from '../support/client.js';
-import { login, sessionIdOf, sessionRow } from './support.js';
+import { continuation, login, sessionIdOf, sessionRow } from './support.js';
 
 const PASSWORD = 'confirm-me-please-1';
 
 // A sensitive page and action of the test's own, behind the same preHandler as the real ones.
 async function sensitiveRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/test/sensitive', { config: { auth: 'public' }, preHandler: requirePasswordConfirmed(app) }, async () => 'sensitive page');
-  app.post('/test/sensitive', { config: { auth: 'public' }, preHandler: requirePasswordConfirmed(app) }, async () => 'sensitive action');
+  app.get('/test/sensitive', { config: { auth: 'user' }, preHandler: requirePasswordConfirmed(app) }, async () => 'sensitive page');
+  app.post('/test/sensitive', { config: { auth: 'user' }, preHandler: requirePasswordConfirmed(app) }, async (request) => {
+    const { note } = (request.body ?? {}) as { note?: string };
+    return note === undefined ? 'sensitive action' : `sensitive action: ${note}`;
+  });
 }
+
 
 describe('password confirmation', () => {
   let t: TestApp;
@@ -51,10 +56,10 @@ describe('password confirmation', () => {
     assert.equal((await client.get('/test/sensitive')).body, 'sensitive page');
   });
 
-  it('sends a form post back to the page the form was on, and answers a script with 423', async () => {
+  it('sends a form post it does not hold back to the page the form was on, and answers a script with 423', async () => {
     const client = await signedIn('post@example.com');
     await client.get('/security');
-    const posted = await client.post('/test/sensitive', {}, { headers: { referer: `${t.config.appUrl}/security?tab=x` } });
+    const posted = await client.post('/test/sensitive', { code: '123456' }, { headers: { referer: `${t.config.appUrl}/security?tab=x` } });
     assert.equal(posted.statusCode, 303);
     assert.equal(posted.headers.location, '/user/confirm-password');
     await client.get('/user/confirm-password');
@@ -67,13 +72,84 @@ describe('password confirmation', () => {
     assert.equal(JSON.parse(refused.body).message, 'Password confirmation required.');
   });
 
-  it('never sends the browser to another site after confirming', async () => {
-    const client = await signedIn('offsite@example.com');
+  it('sends a held form post again once confirmed, its fields on a page with a fresh CSRF token', async () => {
+    const client = await signedIn('held@example.com');
     await client.get('/security');
-    await client.post('/test/sensitive', {}, { headers: { referer: 'https://evil.example/phish' } });
+    const posted = await client.post('/test/sensitive', { note: 'a "quoted" <note>' }, { headers: { referer: `${t.config.appUrl}/security` } });
+    assert.equal(posted.headers.location, '/user/confirm-password');
+    await client.get('/user/confirm-password');
+    const confirmed = await client.post('/user/confirm-password', { password: PASSWORD });
+    assert.equal(confirmed.headers.location, CONTINUE_PATH);
+    const page = await client.follow(confirmed);
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /src="\/assets\/confirm-continue.js"/);
+    const form = continuation(page.body);
+    assert.deepEqual(form, { action: '/test/sensitive', fields: { note: 'a "quoted" <note>' }, cancel: '/security' });
+    const sent = await client.post(form.action, form.fields);
+    assert.equal(sent.statusCode, 200);
+    assert.equal(sent.body, 'sensitive action: a "quoted" <note>');
+    // Used once: the page again goes back to where the form was.
+    const again = await client.get(CONTINUE_PATH);
+    assert.equal(again.statusCode, 302);
+    assert.equal(again.headers.location, '/security');
+  });
+
+  it('holds no password, code or token: such a post goes back to its page, and the session row never holds it', async () => {
+    const client = await signedIn('secret@example.com');
+    await client.get('/security');
+    for (const name of ['new_password', 'code', 'recovery_secret', 'api_token']) {
+      await client.post('/test/sensitive', { [name]: 'do-not-keep-me-1' }, { headers: { referer: `${t.config.appUrl}/security?held=${name}` } });
+      const row = await sessionRow(t.db, sessionIdOf(client));
+      assert.doesNotMatch(row!.payload, /do-not-keep-me/, name);
+    }
+    await client.get('/user/confirm-password');
+    const confirmed = await client.post('/user/confirm-password', { password: PASSWORD });
+    assert.equal(confirmed.headers.location, '/security?held=api_token');
+  });
+
+  it('sends nothing after a later visit of the confirmation page, a stale hold or without the confirmation', async () => {
+    const client = await signedIn('later@example.com');
+    await client.get('/security');
+    // Without a confirmation, the continuation page asks for it.
+    await client.post('/test/sensitive', { note: 'x' }, { headers: { referer: `${t.config.appUrl}/security` } });
+    const early = await client.get(CONTINUE_PATH);
+    assert.equal(early.statusCode, 302);
+    assert.equal(early.headers.location, '/user/confirm-password');
+    // The detour's page was left, then the confirmation page opened again (a link, the history).
+    await client.get('/user/confirm-password');
     await client.get('/user/confirm-password');
     const confirmed = await client.post('/user/confirm-password', { password: PASSWORD });
     assert.equal(confirmed.headers.location, '/security');
+    assert.equal((await client.get(CONTINUE_PATH)).headers.location, '/security');
+
+    // A hold older than ten minutes is dropped.
+    const stale = await signedIn('stale@example.com');
+    await stale.get('/security');
+    await stale.post('/test/sensitive', { note: 'x' }, { headers: { referer: `${t.config.appUrl}/security?stale` } });
+    await stale.get('/user/confirm-password');
+    const id = sessionIdOf(stale)!;
+    const payload = JSON.parse((await sessionRow(t.db, id))!.payload) as { confirmAction: { at: number } };
+    payload.confirmAction.at -= 11 * 60_000;
+    await t.db.kysely.updateTable('sessions').set({ payload: JSON.stringify(payload) }).where('id', '=', id).execute();
+    const late = await stale.post('/user/confirm-password', { password: PASSWORD });
+    assert.equal(late.headers.location, '/security?stale');
+  });
+
+  it('never sends the browser to another site after confirming', async () => {
+    const client = await signedIn('offsite@example.com');
+    await client.get('/security');
+    await client.post('/test/sensitive', { code: '123456' }, { headers: { referer: 'https://evil.example/phish' } });
+    await client.get('/user/confirm-password');
+    const confirmed = await client.post('/user/confirm-password', { password: PASSWORD });
+    assert.equal(confirmed.headers.location, '/security');
+    // Nor from the continuation page's Cancel: the held post's own page, or the security page.
+    const held = await signedIn('offsite-held@example.com');
+    await held.get('/security');
+    await held.post('/test/sensitive', { note: 'x' }, { headers: { referer: 'https://evil.example/phish' } });
+    await held.get('/user/confirm-password');
+    await held.post('/user/confirm-password', { password: PASSWORD });
+    const page = await held.get(CONTINUE_PATH);
+    assert.match(page.body, /<a href="\/security">Cancel<\/a>/);
   });
 
   it('refuses a wrong password inline with 422 and confirms nothing', async () => {

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { createUser, type TestApp } from '../helpers.js';
 import { WebClient, alertText, decodeEntities, fieldError, statusMessage } from '../support/client.js';
 import { linkIn, type MailServer, type ReceivedMail } from './mail-server.js';
-import { appWithMail, closeAppWithMail, login, mainOf } from './support.js';
+import { appWithMail, closeAppWithMail, confirmAndContinue, login, mainOf } from './support.js';
 
 const APP = 'http://localhost:3000';
 
@@ -57,15 +57,15 @@ describe('email change', () => {
     return client.post(path(link));
   };
 
-  it('asks for the password before a change starts, and comes back to the security page', async () => {
+  it('asks for the password before a change starts, then starts it without a second press', async () => {
     const { user, client } = await signedIn({ confirmed: false });
     const response = await client.post('/user/email', { email: `next-${user.email}` }, { headers: { referer: `${APP}/security` } });
     assert.equal(response.statusCode, 303);
     assert.equal(response.headers.location, '/user/confirm-password');
     assert.equal(await t.db.kysely.selectFrom('email_changes').select('id').where('user_id', '=', user.id).executeTakeFirst(), undefined);
-    await client.get('/user/confirm-password');
-    const confirmed = await client.post('/user/confirm-password', { password: 'change-password-1' });
-    assert.equal(confirmed.headers.location, '/security');
+    const started = await confirmAndContinue(client, 'change-password-1');
+    assert.equal(started.headers.location, '/security');
+    assert.ok(await t.db.kysely.selectFrom('email_changes').select('id').where('user_id', '=', user.id).executeTakeFirst());
   });
 
   it('changes nothing until the link is followed; the page of the link and its button make the change, verified', async () => {

@@ -98,9 +98,11 @@ describe('login page and action', () => {
 
   it('gives the session a new id at login, and the id from before login is dead', async () => {
     const client = new WebClient(t.app);
+    // A session begun before login: the page first asked for is kept in it.
+    await client.get('/profile');
     await client.get('/login');
     const before = sessionIdOf(client);
-    assert.ok(before, 'the login page started a session (for its CSRF token)');
+    assert.ok(before, 'a session was begun before login');
     assert.ok(await sessionRow(t.db, before));
     await client.post('/login', { email: user.email, password: user.plainPassword });
     const afterLogin = sessionIdOf(client);

@@ -9,7 +9,7 @@ import { SESSION_COOKIE } from '../../src/plugins/session.js';
 import { bearer, createUser, issueToken, type TestApp } from '../helpers.js';
 import { WebClient, fieldError, fieldValue, statusMessage } from '../support/client.js';
 import { linkIn, type MailServer } from './mail-server.js';
-import { appWithMail, closeAppWithMail, isLoggedIn, login, sessionIdOf, sessionRow } from './support.js';
+import { appWithMail, closeAppWithMail, confirmAndContinue, isLoggedIn, login, sessionIdOf, sessionRow } from './support.js';
 
 describe('profile', () => {
   let mail: MailServer;
@@ -68,12 +68,8 @@ describe('profile', () => {
     assert.equal(detour.statusCode, 303);
     assert.equal(detour.headers.location, '/user/confirm-password');
     assert.equal(await t.app.services.emailChanges.pending(user.id), null, 'nothing starts before the password');
-    await client.get('/user/confirm-password');
-    const confirmed = await client.post('/user/confirm-password', { password: 'profile-password-1' });
-    assert.equal(confirmed.headers.location, '/profile');
-    await client.get('/profile');
-
-    const response = await client.post('/profile', { name: user.name, email: next });
+    // Once confirmed, the form post goes on (the continuation page), with no second press.
+    const response = await confirmAndContinue(client, 'profile-password-1');
     assert.equal(response.statusCode, 303);
     assert.equal(response.headers.location, '/profile');
     assert.equal(statusMessage((await client.follow(response)).body), `We sent a confirmation link to ${next}. Your address changes once you follow it.`);

@@ -5,9 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
-import { buildTestApp, createTestDatabase, testConfig, type TestApp, type TestDatabase } from '../helpers.js';
-import { signedInAdmin } from '../admin/support.js';
+import { buildTestApp, twoInstances, type TestApp } from '../helpers.js';
+import { signedInAdmin, siteForm } from '../admin/support.js';
 
 const titleOf = (html: string) => /<title>([^<]*)<\/title>/.exec(html)?.[1] ?? null;
 const brandOf = (html: string) => /<a class="brand" href="\/">([^<]*)<\/a>/.exec(html)?.[1] ?? null;
@@ -24,7 +23,7 @@ describe('settings on the pages', () => {
   afterEach(() => t.close());
 
   it('names the site with APP_NAME while no site_name setting exists', async () => {
-    await t.app.services.settings.remove('site_name');
+    await t.db.kysely.deleteFrom('settings').where('key', '=', 'site_name').execute(); // a database without it (the services never delete it)
     const html = (await page(t.app)).body;
     assert.match(titleOf(html) ?? '', /· Configured Name$/);
     assert.equal(brandOf(html), 'Configured Name');
@@ -32,7 +31,8 @@ describe('settings on the pages', () => {
 
   it('shows a site_name changed in the panel in the title and header of the next page', async () => {
     const { client } = await signedInAdmin(t);
-    const saved = await client.post('/admin/settings/site_name', { type: 'text', value: 'Les Carnets', is_public: '1' });
+    await client.get('/admin/settings');
+    const saved = await client.post('/admin/settings/site', siteForm({ site_name: 'Les Carnets' }));
     assert.equal(saved.statusCode, 303, saved.body);
     const html = (await page(t.app)).body;
     assert.match(titleOf(html) ?? '', /· Les Carnets$/);
@@ -45,7 +45,7 @@ describe('settings on the pages', () => {
     assert.equal(brandOf((await page(t.app)).body), 'Tessera');
     await t.app.services.settings.put('site_name', 'Second Name', true);
     assert.equal(brandOf((await page(t.app)).body), 'Second Name');
-    await t.app.services.settings.remove('site_name');
+    await t.db.kysely.deleteFrom('settings').where('key', '=', 'site_name').execute(); // a database without it (the services never delete it)
     assert.equal(brandOf((await page(t.app)).body), 'Configured Name');
   });
 
@@ -105,19 +105,13 @@ describe('settings on the pages', () => {
 });
 
 describe('settings across two instances on one database', () => {
-  let database: TestDatabase;
   let a: FastifyInstance;
   let b: FastifyInstance;
+  let close: () => Promise<void>;
   before(async () => {
-    database = await createTestDatabase({ file: true });
-    a = await buildApp(testConfig(), { db: database.db });
-    b = await buildApp(testConfig(), { db: database.connectAgain() });
+    ({ a, b, close } = await twoInstances());
   });
-  after(async () => {
-    await a.close();
-    await b.close();
-    await database.drop();
-  });
+  after(() => close());
 
   it('a change made through one instance shows on the other at its next request', async () => {
     // B has served pages and API reads with the old settings (kept in memory, where it can).

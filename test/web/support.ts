@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { Db } from '../../src/db/connect.js';
 import { SESSION_COOKIE } from '../../src/plugins/session.js';
 import { buildTestApp, type TestApp } from '../helpers.js';
-import type { WebClient } from '../support/client.js';
+import { decodeEntities, type WebClient } from '../support/client.js';
 import { startMailServer, type MailServer } from './mail-server.js';
 
 /** A test app whose smtp mailer delivers to a real SMTP server on loopback. */
@@ -48,4 +48,28 @@ export async function isLoggedIn(client: WebClient): Promise<boolean> {
 export function mainOf(html: string): string {
   const start = html.indexOf('<main');
   return start === -1 ? html : html.slice(start, html.indexOf('</main>'));
+}
+
+/**
+ * The form of the page that sends a held post again after a password confirmation
+ * (/user/confirm-password/continue): where it posts, its fields other than the CSRF token, and
+ * its Cancel link.
+ */
+export function continuation(html: string): { action: string; fields: Record<string, string>; cancel: string | null } {
+  const form = /<form method="post" action="([^"]+)" data-confirm-continue>([\s\S]*?)<\/form>/.exec(html);
+  assert.ok(form, 'the continuation form');
+  const fields = Object.fromEntries(
+    [...form[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].filter((m) => m[1] !== '_token').map((m) => [m[1]!, decodeEntities(m[2]!)]),
+  );
+  const cancel = /<a href="([^"]*)">[^<]*<\/a>/.exec(form[2]!)?.[1];
+  return { action: decodeEntities(form[1]!), fields, cancel: cancel === undefined ? null : decodeEntities(cancel) };
+}
+
+/** Confirms the password after a detour and sends the held post as the continuation page does (its fresh CSRF token). */
+export async function confirmAndContinue(client: WebClient, password: string) {
+  await client.get('/user/confirm-password');
+  const confirmed = await client.post('/user/confirm-password', { password });
+  assert.equal(confirmed.headers.location, '/user/confirm-password/continue', 'the held post goes on');
+  const form = continuation((await client.follow(confirmed)).body);
+  return client.post(form.action, form.fields);
 }

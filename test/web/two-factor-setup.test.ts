@@ -74,11 +74,12 @@ describe('two-factor set-up on the security page', () => {
     assert.equal(json.statusCode, 423);
   });
 
-  it('shows an Enable button while it is off', async () => {
+  it('shows an Enable button while it is off, and "Off" as a badge as "On" is', async () => {
     const { client } = await signedIn();
     const main = mainOf((await client.get('/security')).body);
-    assert.match(main, /<form method="post" action="\/user\/two-factor">/);
+    assert.match(main, /<form method="post" action="\/user\/two-factor" class="form-actions end">/);
     assert.match(main, />Enable</);
+    assert.match(main, /<strong class="badge state-off">Off<\/strong>/);
     assert.doesNotMatch(main, /<svg/);
   });
 

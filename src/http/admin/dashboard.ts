@@ -1,10 +1,9 @@
-// The panel's home: the figures that matter, the latest posts and the latest audit lines; and
-// the whole audit log, page by page.
+// The panel's home: the figures that matter, the latest posts and the latest audit lines (the
+// whole log, filtered, is audit.ts).
 import type { FastifyPluginAsync } from 'fastify';
-import { parseListParams } from '../../modules/admin/listing.js';
 import { t } from '../../modules/i18n/translator.js';
 import { localeFor } from '../shared/forms.js';
-import { adminPage, tableLinks } from './support.js';
+import { adminPage } from './support.js';
 
 export const dashboardRoutes: FastifyPluginAsync = async (app) => {
   app.get('/', { config: { auth: 'admin' } }, async (request, reply) => {
@@ -14,15 +13,5 @@ export const dashboardRoutes: FastifyPluginAsync = async (app) => {
       app.services.audit.latest(10),
     ]);
     return adminPage(request, reply, 'admin/dashboard', 'dashboard', { title: t(localeFor(app, request), 'admin.nav.dashboard'), stats, posts, audit });
-  });
-
-  app.get('/audit', { config: { auth: 'admin' } }, async (request, reply) => {
-    const params = parseListParams(request.query, ['created_at'] as const, { sort: 'created_at', dir: 'desc' }, 25);
-    const result = await app.services.audit.page(params.page, params.perPage);
-    return adminPage(request, reply, 'admin/audit/index', 'audit', {
-      title: t(localeFor(app, request), 'admin.nav.audit'),
-      result,
-      links: tableLinks('/admin/audit', params),
-    });
   });
 };

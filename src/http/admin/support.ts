@@ -5,10 +5,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
 import type { Acting } from '../../modules/audit/audit.service.js';
 import type { ListParams } from '../../modules/admin/listing.js';
+import { formatDateTime } from '../../modules/i18n/formats.js';
 import { t, type Locale } from '../../modules/i18n/translator.js';
 import { AppError, forbidden, notFound } from '../../modules/shared/errors.js';
+import { localeFor } from '../shared/forms.js';
 
-export type AdminSection = 'dashboard' | 'users' | 'posts' | 'settings' | 'tokens' | 'audit';
+export type AdminSection = 'dashboard' | 'users' | 'posts' | 'media' | 'settings' | 'tokens' | 'audit';
 
 /** The administrator making this request; the 'admin' guard has already checked the access. */
 export function actorOf(request: FastifyRequest): User {
@@ -16,11 +18,10 @@ export function actorOf(request: FastifyRequest): User {
   return request.adminUser;
 }
 
-/** A stored ISO time as the panel shows it: UTC, to the minute (the forms take UTC too). */
-export function formatWhen(iso: string | null | undefined): string {
-  if (iso === null || iso === undefined) return '—';
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? '—' : `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+/** A stored ISO time as the panel shows it: as the site does (formatDateTime), or a dash for none. */
+export function formatWhen(locale: string, iso: string | null | undefined): string {
+  if (iso === null || iso === undefined || Number.isNaN(Date.parse(iso))) return '—';
+  return formatDateTime(locale, iso);
 }
 
 /** Renders a panel page in the admin layout. */
@@ -33,7 +34,10 @@ export function adminPage(
   status = 200,
 ): FastifyReply {
   const admin = request.adminUser;
-  return reply.page(template, { when: formatWhen, ...data, section, admin: admin === null ? null : { id: admin.id, name: admin.name, email: admin.email } }, status);
+  const locale = localeFor(request.server, request);
+  // The page context's csrf() makes one token for every form of the page (the sign-out button, a
+  // table's row forms), and none from a session the login page's visitor does not have.
+  return reply.page(template, { when: (iso: string | null | undefined) => formatWhen(locale, iso), ...data, section, admin: admin === null ? null : { id: admin.id, name: admin.name, email: admin.email } }, status);
 }
 
 /** The request's administrator and address, for the audit line of a change the services make. */

@@ -1,12 +1,15 @@
 // The JSON API under /api. Every route answers JSON; every failure is the error envelope.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { publicReadEtags } from '../shared/etag.js';
 import { postRoutes } from './posts.js';
 import { ErrorEnvelope } from '../shared/schemas.js';
 import { UserSchema } from './schemas.js';
 import { settingsRoutes } from './settings.js';
 import { tokenRoutes } from './tokens.js';
 import { userRoutes } from './user.js';
+import { namePlugins } from '../shared/plugin-names.js';
+
+// Display names for Fastify, which otherwise searches require.cache for each (shared/plugin-names.ts).
+namePlugins({ tokenRoutes, userRoutes, postRoutes, settingsRoutes });
 
 export const apiRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addSchema(ErrorEnvelope);
@@ -17,10 +20,8 @@ export const apiRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   await app.register(tokenRoutes);
   await app.register(userRoutes);
-  // Public reads carry an ETag and answer If-None-Match with 304.
-  await app.register(async (publicReads) => {
-    await publicReadEtags(publicReads);
-    await publicReads.register(postRoutes);
-    await publicReads.register(settingsRoutes);
-  });
+  // The public reads declare `cache: { public: 0 }`: an ETag, a 304 for a matching
+  // If-None-Match, and revalidated on every use (a client that has just written reads its change).
+  await app.register(postRoutes);
+  await app.register(settingsRoutes);
 };

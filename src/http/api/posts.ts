@@ -7,9 +7,10 @@ import { presentPost, presentPostItem } from '../../modules/posts/posts.presente
 import type { Page } from '../../modules/posts/posts.service.js';
 import type { PostListRow } from '../../modules/posts/posts.repository.js';
 import { SLUG_PATTERN } from '../../modules/posts/slug.js';
+import { LOCALE_NOT_OFFERED, offersLocale } from '../../modules/posts/locales.js';
 import { normalLocale, type SiteSettings } from '../../modules/settings/site.js';
 import { can } from '../../modules/tokens/abilities.js';
-import { ValidationError, forbidden, notFound } from '../../modules/shared/errors.js';
+import { invalid, forbidden, notFound } from '../../modules/shared/errors.js';
 import { canAccessPanel } from '../../modules/users/users.service.js';
 import { keptBodies } from '../../perf/kept-bodies.js';
 import type { ApiCaller } from '../../plugins/types.js';
@@ -17,18 +18,31 @@ import { weakEtag } from '../shared/etag.js';
 import { apiActing } from './acting.js';
 import { pageLinks } from './pagination.js';
 import { NoContent, errorResponses } from '../shared/schemas.js';
-import { NullableTimestamp } from './schemas.js';
+import { EXAMPLE_POST, EXAMPLE_POST_PAGE, NullableTimestamp } from './schemas.js';
 
 const LOCALE_PATTERN = '^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$';
 // A locale asked for in a query string, in any case (normalLocale reads FR as fr).
 const QUERY_LOCALE_PATTERN = '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$';
-const Status = Type.Union([Type.Literal('draft'), Type.Literal('published'), Type.Literal('archived')]);
+const Status = (description?: string) =>
+  Type.Union([Type.Literal('draft'), Type.Literal('published'), Type.Literal('archived')], description === undefined ? {} : { description });
+// In answers, an enum rather than a union of literals: the serializer writes it as the plain
+// string it is (a union would make it check each branch), and a generated client gets the same
+// string union.
+const StatusEnum = Type.Unsafe<Post['status']>({ type: 'string', enum: ['draft', 'published', 'archived'] });
+const STATUS_FILTER =
+  'Which posts: `published` (the default) for anyone; `draft` and `archived` only for an administrator, with a token holding `posts:read` or the SPA session: otherwise 422 on `status`.';
 
 // The filter's locale is one the site offers (the `locales` setting), in any case: FR is fr.
 const ListQuery = Type.Object({
   locale: Type.String({ pattern: QUERY_LOCALE_PATTERN, maxLength: 35, default: 'en' }),
-  status: Type.Optional(Status),
-  page: Type.Integer({ minimum: 1, maximum: 10_000_000, default: 1 }),
+  status: Type.Optional(Status(STATUS_FILTER)),
+  page: Type.Integer({
+    minimum: 1,
+    maximum: 10_000_000,
+    default: 1,
+    description:
+      'A page past the last is not an error (as Laravel\'s paginator): 200 with an empty `data`, `meta.current_page` the page asked for, `links.next` null, `links.prev` the page before it, and `links.first`/`links.last` pages 1 and `meta.last_page` (1 when there are no posts).',
+  }),
   per_page: Type.Integer({ minimum: 1, maximum: 100, default: 15 }),
 });
 
@@ -47,7 +61,7 @@ const PostItem = Type.Object(
     slug: Type.String(),
     excerpt: Type.String(),
     locale: Type.String(),
-    status: Type.String(),
+    status: StatusEnum,
     published_at: NullableTimestamp(),
     author: Author,
   },
@@ -58,16 +72,21 @@ const PostDetail = Type.Object(
   { $id: 'Post' },
 );
 
-const PostPage = Type.Object({
-  data: Type.Array(Type.Ref('PostItem')),
-  meta: Type.Object({ current_page: Type.Integer(), last_page: Type.Integer(), per_page: Type.Integer(), total: Type.Integer() }),
-  links: Type.Object({
-    first: Type.String({ format: 'uri' }),
-    next: NullableUrl,
-    prev: NullableUrl,
-    last: Type.String({ format: 'uri' }),
-  }),
-});
+const PostPage = Type.Object(
+  {
+    data: Type.Array(Type.Ref('PostItem')),
+    meta: Type.Object({ current_page: Type.Integer(), last_page: Type.Integer(), per_page: Type.Integer(), total: Type.Integer() }),
+    links: Type.Object({
+      first: Type.String({ format: 'uri' }),
+      next: NullableUrl,
+      prev: NullableUrl,
+      last: Type.String({ format: 'uri' }),
+    }),
+  },
+  { examples: [EXAMPLE_POST_PAGE] },
+);
+// One post as an answer's body.
+const PostAnswer = Type.Object({ data: Type.Ref('Post') }, { examples: [{ data: EXAMPLE_POST }] });
 
 const SlugParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 255 }) });
 
@@ -98,13 +117,24 @@ const PostFields = {
   excerpt: Type.Optional(Type.String({ maxLength: 1000 })),
   body: Type.Optional(Type.String({ maxLength: 200_000 })),
   locale: Type.Optional(Type.String({ pattern: LOCALE_PATTERN, maxLength: 35 })),
-  status: Type.Optional(Status),
+  status: Type.Optional(Status()),
   published_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+  author_id: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 2_147_483_647,
+      description: "The author: an account that may write posts (an administrator); a post keeps the author it has unless given another. Without it a new post's author is the token's owner.",
+    }),
+  ),
 };
-const CreateBody = Type.Object({ title: Type.String({ minLength: 1, maxLength: 255 }), ...PostFields });
-const UpdateBody = Type.Object({ title: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })), ...PostFields });
-
-const security = [{ bearer: [] }];
+const CreateBody = Type.Object(
+  { title: Type.String({ minLength: 1, maxLength: 255 }), ...PostFields },
+  { examples: [{ title: 'Hello, world', body: 'The first post of this blog, in **Markdown**.', locale: 'en', status: 'published' }] },
+);
+const UpdateBody = Type.Object(
+  { title: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })), ...PostFields },
+  { examples: [{ title: 'Hello again, world', status: 'archived' }] },
+);
 
 /** Editors are admins holding a token with posts:write. */
 /** What the write routes' documentation says of the audit log. */
@@ -140,7 +170,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/posts',
     {
-      config: { auth: 'optional-token' },
+      config: { auth: 'optional-token', cache: { public: 0 } },
       schema: {
         summary: 'List published posts, newest first',
         description: 'status other than `published` needs an admin token with posts:read.',
@@ -155,7 +185,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (status !== 'published') {
         const caller = request.caller;
         const allowed = caller !== null && can(caller.abilities, 'posts:read') && canAccessPanel(caller.user);
-        if (!allowed) throw new ValidationError({ status: ['The selected status is invalid.'] });
+        if (!allowed) throw invalid({ status: [{ key: 'validation.in', attribute: 'status' }] });
       }
       const queryString = request.url.slice(request.url.indexOf('?') + 1 || request.url.length);
       const send = (page: Page<PostListRow>) => {
@@ -165,7 +195,8 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
             reply.serialize({
               data: page.items.map(presentPostItem),
               meta: { current_page: page.page, last_page: page.lastPage, per_page: page.perPage, total: page.total },
-              links: pageLinks(`${app.config.appUrl}/api/posts`, request.query as Record<string, unknown>, page.page, page.lastPage),
+              // The locale in its usual case (FR is fr), as the posts hold it.
+              links: pageLinks(`${app.config.appUrl}/api/posts`, { ...(request.query as Record<string, unknown>), locale }, page.page, page.lastPage),
             }),
           );
           return { body, etag: weakEtag(body) };
@@ -174,7 +205,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       };
       const locale = normalLocale(query.locale) ?? query.locale;
       const offering = (site: SiteSettings) => {
-        if (site.contentLocales !== null && !site.contentLocales.includes(locale)) throw new ValidationError({ locale: ['The selected locale is invalid.'] });
+        if (!offersLocale(site.contentLocales, locale)) throw invalid({ locale: [LOCALE_NOT_OFFERED] });
       };
       // Only a locale asked for is checked: the default (en) answers even where it is not offered.
       const site = new URLSearchParams(queryString).has('locale') ? app.services.settings.site() : null;
@@ -195,7 +226,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/posts/:slug',
     {
-      config: { auth: 'public' },
+      config: { auth: 'public', cache: { public: 0 } },
       schema: {
         summary: 'One published post by slug',
         description:
@@ -203,7 +234,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['posts'],
         params: SlugParams,
         querystring: readLocale,
-        response: { 200: Type.Object({ data: Type.Ref('Post') }), ...errorResponses(404, 422) },
+        response: { 200: PostAnswer, ...errorResponses(404, 422) },
       },
     },
     async (request) => {
@@ -228,9 +259,8 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Create a post (admin token with posts:write)',
         description: `${AUDITED} (post.created).`,
         tags: ['posts'],
-        security,
         body: CreateBody,
-        response: { 201: Type.Object({ data: Type.Ref('Post') }), ...errorResponses(401, 403, 422) },
+        response: { 201: PostAnswer, ...errorResponses(401, 403, 422) },
       },
     },
     async (request, reply) => {
@@ -257,11 +287,10 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Update a post (admin token with posts:write)',
         description: `Addressed by slug and, when the slug is used in several languages, \`locale\` (422 on \`locale\` without it). ${AUDITED} (post.updated with the names of the changed fields; none changed, no line).`,
         tags: ['posts'],
-        security,
         params: SlugParams,
         querystring: writeLocale,
         body: UpdateBody,
-        response: { 200: Type.Object({ data: Type.Ref('Post') }), ...errorResponses(401, 403, 404, 422) },
+        response: { 200: PostAnswer, ...errorResponses(401, 403, 404, 422) },
       },
     },
     async (request) => {
@@ -280,7 +309,6 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Delete a post (admin token with posts:write)',
         description: `Addressed by slug and, when the slug is used in several languages, \`locale\` (422 on \`locale\` without it). ${AUDITED} (post.deleted).`,
         tags: ['posts'],
-        security,
         params: SlugParams,
         querystring: writeLocale,
         response: { 204: NoContent, ...errorResponses(401, 403, 404, 422) },

@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { NoContent, errorResponses } from '../shared/schemas.js';
-import { NEEDS_USER_WRITE } from './user.js';
+import { AUDITED_FOR_ADMINS, adminActing } from './acting.js';
 import { issueApiToken, signInContext } from '../shared/sign-in.js';
 
 export { INVALID_CREDENTIALS } from '../../modules/sign-in/methods/password.js';
@@ -13,7 +13,15 @@ const IssueBody = Type.Object({
   device_name: Type.String({ minLength: 1, maxLength: 255 }),
   code: Type.Optional(Type.String({ maxLength: 64, description: 'The current 6-digit code of the authenticator app; required when two-factor sign-in is on (or `recovery_code`).' })),
   recovery_code: Type.Optional(Type.String({ maxLength: 128, description: 'One of the recovery codes, used up by this call; instead of `code`.' })),
-});
+  expires_at: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      maxLength: 64,
+      description:
+        "The token's own expiry (RFC 3339), as Sanctum 4's createToken takes one; without it the token lasts as long as the service's lifetime for tokens (SANCTUM_EXPIRATION, or forever). 422 on `expires_at` for a value that is not a date-time, a moment not in the future, or one later than that lifetime allows a token made now. Past it, the token is refused with 401 like any expired token.",
+    }),
+  ),
+}, { examples: [{ email: 'ada@example.com', password: 'correct horse battery staple', device_name: "Ada's laptop" }] });
 
 const ISSUE_DESCRIPTION =
   'Checks the email and password (401 "The provided credentials are incorrect." when either is wrong). For an account with ' +
@@ -21,10 +29,13 @@ const ISSUE_DESCRIPTION =
   'of the recovery codes, each works once). Without either: 422 with `errors.code`; a wrong, replayed or used-up code: 401 ' +
   '"The provided two-factor code is invalid."; more than 5 code attempts a minute per account and address: 429 with Retry-After.';
 
-const IssueResponse = Type.Object({
-  token: Type.String({ description: '`<id>|<secret>`; shown once.' }),
-  user: Type.Object({ id: Type.Integer(), name: Type.String(), email: Type.String() }),
-});
+const IssueResponse = Type.Object(
+  {
+    token: Type.String({ description: '`<id>|<secret>`; shown once.' }),
+    user: Type.Object({ id: Type.Integer(), name: Type.String(), email: Type.String() }),
+  },
+  { examples: [{ token: '7|Wq3tV9yZpL2mKx8RfN4sDc6HbJ1aGe5UoTi0', user: { id: 1, name: 'Ada Lovelace', email: 'ada@example.com' } }] },
+);
 
 export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
@@ -40,15 +51,17 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { email, password, device_name, code, recovery_code } = request.body;
+      const { email, password, device_name, code, recovery_code, expires_at } = request.body;
       // The answer holds a new secret: no cache keeps it.
       void reply.header('cache-control', 'no-store');
+      // A bad expiry is the request's fault: refused before the password is tried.
+      const expiresAt = expires_at === undefined ? null : app.services.tokens.ownExpiry({ at: expires_at });
       // The sign-in pipeline, in the API's realm: one 401 for an unknown email and a wrong
       // password; the code after the password, in the same request (as Fortify asks it: which
       // tells a guesser the password was right, as any two-step sign-in does; it is throttled).
       const { signIn } = app.services;
       const outcome = await signIn.attempt(signIn.methods.password, { email, password }, signInContext(app, request, 'api'), { code, recovery_code });
-      const token = await issueApiToken(app, request, outcome, device_name);
+      const token = await issueApiToken(app, request, outcome, device_name, expiresAt);
       const { user } = outcome;
       return { token: token.plaintext, user: { id: user.id, name: user.name, email: user.email } };
     },
@@ -58,10 +71,21 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/tokens/current',
     {
       config: { auth: 'token' },
-      schema: { summary: 'Revoke the token used for this call', tags: ['tokens'], security: [{ bearer: [] }], response: { 204: NoContent, ...errorResponses(401) } },
+      schema: {
+        summary: 'Revoke the token used for this call',
+        description: `${AUDITED_FOR_ADMINS} (token.revoked).`,
+        tags: ['tokens'],
+        response: { 204: NoContent, ...errorResponses(401) },
+      },
     },
     async (request, reply) => {
-      if (request.caller?.tokenId != null) await app.services.tokens.revoke(request.caller.tokenId);
+      const caller = request.caller!;
+      if (caller.tokenId === null) return reply.code(204).send(null);
+      // An administrator's revocation is the panel's, with its audit line.
+      const by = adminActing(request, caller);
+      const token = by === null ? undefined : await app.services.admin.findToken(caller.tokenId);
+      if (by !== null && token !== undefined) await app.services.admin.revokeToken(by, token);
+      else await app.services.tokens.revoke(caller.tokenId);
       return reply.code(204).send(null);
     },
   );
@@ -73,14 +97,16 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: { ability: 'user:write' } },
       schema: {
         summary: 'Revoke every token of the user',
-        description: NEEDS_USER_WRITE,
+        description: `${AUDITED_FOR_ADMINS} (tokens.revoked_all, with the count).`,
         tags: ['tokens'],
-        security: [{ bearer: [] }],
         response: { 204: NoContent, ...errorResponses(401, 403) },
       },
     },
     async (request, reply) => {
-      await app.services.tokens.revokeAll(request.caller!.user.id);
+      const caller = request.caller!;
+      const by = adminActing(request, caller);
+      if (by !== null) await app.services.admin.revokeAllTokens(by, caller.user);
+      else await app.services.tokens.revokeAll(caller.user.id);
       return reply.code(204).send(null);
     },
   );

@@ -4,6 +4,7 @@
 // so a production server has no such route at all (404).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
+import { formatDate } from '../../modules/i18n/formats.js';
 import { t, type Locale } from '../../modules/i18n/translator.js';
 import { linkify } from '../../modules/mail/links.js';
 import { MAILBOX_LIMIT, listMails, readMail } from '../../modules/mail/mailbox.js';
@@ -50,8 +51,7 @@ function localHost(header: string | undefined, appHost: string): boolean {
 
 /** A stored time in the visitor's language, in UTC. */
 function formatter(locale: Locale): (iso: string) => string {
-  const format = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' });
-  return (iso) => `${format.format(new Date(iso))} UTC`;
+  return (iso) => `${formatDate(locale, { dateStyle: 'medium', timeStyle: 'medium' }, iso)} UTC`;
 }
 
 // The HTML part is the service's own template, but it is shown as a mail reader shows a mail:

@@ -4,13 +4,15 @@
 // page, as /blog?locale= answers: a feed reader acts on the status alone, and a person who
 // follows a broken feed link gets the page every other missing address gets, with its way back.
 import type { FastifyInstance } from 'fastify';
-import { newestPublished, type PublishedPost } from '../../modules/posts/published.repository.js';
+import { newestPublished, nextPublication, type PublishedPost } from '../../modules/posts/published.repository.js';
 import { presentPost } from '../../modules/posts/posts.presenter.js';
 import { blogPath, feedTitle, postPath } from '../../modules/posts/urls.js';
 import { normalLocale, type SiteSettings } from '../../modules/settings/site.js';
 import { notFound } from '../../modules/shared/errors.js';
+import { keptWhileUnchanged } from '../../perf/read-cache.js';
+import { weakEtag } from '../shared/etag.js';
 import { changedAt, instant, latest, xml } from './xml.js';
-import { sendDocument } from './send.js';
+import { FEED_CACHE, sendDocument } from './send.js';
 
 /** How many posts the feed carries, newest first. */
 export const FEED_SIZE = 20;
@@ -74,10 +76,20 @@ export function atomFeed(site: SiteSettings, locale: string, appUrl: string, pos
 }
 
 export async function feedRoute(app: FastifyInstance): Promise<void> {
-  app.get('/feed.xml', { config: { auth: 'public' } }, async (request, reply) => {
+  type Kept = { body: Buffer; etag: string; until: number | null };
+  type Ask = { key: string; site: SiteSettings; locale: string };
+  // Kept in memory while the posts and their authors are unchanged (src/perf/read-cache.ts: the
+  // next request after a write through any instance renders it again), per language and the
+  // settings it shows, and until the language's next scheduled post comes out.
+  const render = keptWhileUnchanged<Ask, string, Kept>(app.db.changes, { maxEntries: 32, key: (ask) => ask.key, until: (kept) => kept.until }, async ({ site, locale }) => {
+    const [posts, until] = await Promise.all([newestPublished(app.db.kysely, locale, FEED_SIZE), nextPublication(app.db.kysely, [locale])]);
+    const body = Buffer.from(atomFeed(site, locale, app.config.appUrl, posts));
+    return { body, etag: weakEtag(body), until };
+  });
+  app.get('/feed.xml', { config: { auth: 'public', cache: FEED_CACHE } }, async (request, reply) => {
     const site = request.site ?? app.services.settings.siteDefaults();
     const locale = feedLocale((request.query as Record<string, unknown>).locale, site);
-    const posts = await newestPublished(app.db.kysely, locale, FEED_SIZE);
-    return sendDocument(reply, 'application/atom+xml; charset=utf-8', atomFeed(site, locale, app.config.appUrl, posts));
+    const kept = await render({ key: JSON.stringify([locale, site.name, site.description, site.defaultLocale]), site, locale });
+    return sendDocument(reply.header('etag', kept.etag), 'application/atom+xml; charset=utf-8', kept.body);
   });
 }

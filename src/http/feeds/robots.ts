@@ -4,7 +4,7 @@
 // access control: every area listed is guarded by the service itself (a session, a token, an
 // administrator; /_dev only outside production), and listing it hides nothing from anyone.
 import type { FastifyInstance } from 'fastify';
-import { sendDocument } from './send.js';
+import { FEED_CACHE, sendDocument } from './send.js';
 
 /** The areas a search engine has nothing to index in: sign-in walls, the panel, JSON, development tools. */
 export const PRIVATE_AREAS = ['/admin', '/dashboard', '/profile', '/security', '/user/', '/api/', '/_dev/'] as const;
@@ -16,5 +16,5 @@ export function robotsTxt(appUrl: string): string {
 
 export async function robotsRoute(app: FastifyInstance): Promise<void> {
   const body = robotsTxt(app.config.appUrl);
-  app.get('/robots.txt', { config: { auth: 'public' } }, async (_request, reply) => sendDocument(reply, 'text/plain; charset=utf-8', body));
+  app.get('/robots.txt', { config: { auth: 'public', cache: FEED_CACHE } }, async (_request, reply) => sendDocument(reply, 'text/plain; charset=utf-8', body));
 }

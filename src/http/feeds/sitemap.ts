@@ -9,7 +9,7 @@ import { keptDocument } from '../../perf/kept-reads.js';
 import { blogPath, postPath } from '../../modules/posts/urls.js';
 import type { SiteSettings } from '../../modules/settings/site.js';
 import { changedAt, latest, xml, type Xml } from './xml.js';
-import { sendDocument } from './send.js';
+import { FEED_CACHE, sendDocument } from './send.js';
 
 /**
  * The protocol's limit of addresses in one sitemap. Beyond it the oldest posts are left out
@@ -86,7 +86,7 @@ export async function sitemapRoute(app: FastifyInstance): Promise<void> {
       return { body: sitemap(site, app.config.appUrl, posts), until };
     },
   );
-  app.get('/sitemap.xml', { config: { auth: 'public' } }, async (request, reply) => {
+  app.get('/sitemap.xml', { config: { auth: 'public', cache: FEED_CACHE } }, async (request, reply) => {
     const site = request.site ?? app.services.settings.siteDefaults();
     const { body } = await render(site);
     return sendDocument(reply, 'application/xml; charset=utf-8', body);

@@ -7,7 +7,11 @@ export const ErrorEnvelope = Type.Object(
     message: Type.String(),
     errors: Type.Record(Type.String(), Type.Array(Type.String())),
   },
-  { $id: 'ErrorEnvelope', description: 'Every API failure: a summary and the messages of each failing field.' },
+  {
+    $id: 'ErrorEnvelope',
+    description: 'Every API failure: a summary and the messages of each failing field.',
+    examples: [{ message: 'The email field is required.', errors: { email: ['The email field is required.'], device_name: ['The device name field is required.'] } }],
+  },
 );
 
 /** The envelope's value: what an error answer (JSON, or the message of an error page) carries. */

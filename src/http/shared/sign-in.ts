@@ -98,9 +98,9 @@ export function answerSignIn(request: FastifyRequest, reply: FastifyReply, finis
   return reply.redirect(finished.location, 303);
 }
 
-/** Completes an API sign-in: a new token for `deviceName` (its secret in the answer, once). */
-export async function issueApiToken(app: FastifyInstance, request: FastifyRequest, outcome: SignInOutcome, deviceName: string): Promise<{ plaintext: string }> {
+/** Completes an API sign-in: a new token for `deviceName` (its secret in the answer, once), with its own expiry when given. */
+export async function issueApiToken(app: FastifyInstance, request: FastifyRequest, outcome: SignInOutcome, deviceName: string, expiresAt: Date | null = null): Promise<{ plaintext: string }> {
   if (outcome.status !== 'signed-in' || outcome.realm !== 'api') throw new Error('Only a completed API sign-in gets a token.');
   request.logUser = outcome.user.id;
-  return app.services.signIn.issueToken({ ...outcome, realm: 'api' }, deviceName, tokenNotice(app, request, deviceName));
+  return app.services.signIn.issueToken({ ...outcome, realm: 'api' }, deviceName, tokenNotice(app, request, deviceName), expiresAt);
 }

@@ -1,17 +1,19 @@
-// /user/api-tokens: the logged-in user makes tokens for the API (name + abilities), sees each
-// new token's plaintext once, lists their own tokens and revokes one or all. Behind 'verified',
+// /user/api-tokens: the logged-in user makes tokens for the API (name, abilities and an optional
+// expiry date of its own), sees each new token's plaintext once, lists their own tokens and revokes one or all. Behind 'verified',
 // as /profile is; every form is CSRF-checked by the web guard.
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ABILITIES, type Ability } from '../../modules/tokens/abilities.js';
 import { chosenAbilities } from '../../modules/tokens/tokens.service.js';
+import { lastDayBefore } from '../../modules/tokens/expiry.js';
+import { formatDateTime } from '../../modules/i18n/formats.js';
 import { attributeName, t, type Locale } from '../../modules/i18n/translator.js';
-import { ValidationError, notFound } from '../../modules/shared/errors.js';
+import { ValidationError, notFound, type FieldErrors } from '../../modules/shared/errors.js';
 import type { User } from '../../db/types.js';
 import { canAccessPanel } from '../../modules/users/users.service.js';
 import { flash } from '../../plugins/views.js';
 import { wantsJson } from '../../plugins/web-guard.js';
-import { assertValid, done, field, localeFor } from '../shared/forms.js';
+import { done, field, localeFor, schemaErrors } from '../shared/forms.js';
 import { submit } from './forms.js';
 
 const PAGE = '/user/api-tokens';
@@ -21,6 +23,8 @@ const CreateBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
   // One ticked box arrives as a string, several as a list; the names are checked by the domain.
   abilities: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Array(Type.String({ maxLength: 64 }), { maxItems: 16 })])),
+  // A day (YYYY-MM-DD) or empty; checked by the domain (TokenService.ownExpiry).
+  expires_at: Type.Optional(Type.String({ maxLength: 32 })),
 });
 
 type NewToken = { name: string; plaintext: string };
@@ -52,8 +56,15 @@ function abilityChoices(user: Pick<User, 'is_admin'>) {
 
 /** A stored time in the visitor's language, in UTC (the server does not know the visitor's zone). */
 function formatter(locale: Locale): (iso: string) => string {
-  const format = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
-  return (iso) => `${format.format(new Date(iso))} UTC`;
+  return (iso) => formatDateTime(locale, iso);
+}
+
+/**
+ * The date field's range, in UTC days: from today to the day the global lifetime of a token made
+ * now ends (`end`, null: no limit), and that end itself for the hint.
+ */
+function expiryRange(end: number | null) {
+  return { min: new Date().toISOString().slice(0, 10), max: end === null ? null : lastDayBefore(end), maxInstant: end === null ? null : new Date(end).toISOString() };
 }
 
 /** A path id of a token; anything that is not one is simply not found. */
@@ -72,7 +83,21 @@ export async function apiTokenRoutes(app: FastifyInstance): Promise<void> {
     abilities: abilityChoices(request.siteUser!),
     chosen,
     when: formatter(localeFor(app, request)),
+    // The date field's range: from today to the last day the global lifetime allows (UTC).
+    expiry: expiryRange(app.services.tokens.tokenLifetimeEnd()),
   });
+
+  /** The date field's expiry (none when empty), or its refusal added to `errors`, so both fields' errors show at once. */
+  const expiryOf = (day: string, locale: Locale, errors: FieldErrors): Date | null => {
+    if (day === '') return null;
+    try {
+      return app.services.tokens.ownExpiry({ day });
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      Object.assign(errors, error.errorsIn(locale));
+      return null;
+    }
+  };
 
   /** A token of the logged-in user, or 404: another user's token is as good as absent. */
   const ownToken = async (request: FastifyRequest<{ Params: { id: string } }>) => {
@@ -89,19 +114,22 @@ export async function apiTokenRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post(PAGE, { config: { auth: 'verified' }, schema: { body: CreateBody }, attachValidation: true }, async (request, reply) => {
-    const form = { template: 'api-tokens', keep: ['name'], data: { ...(await pageData(request, ticked(request))), newToken: null } };
+    const form = { template: 'api-tokens', keep: ['name', 'expires_at'], data: { ...(await pageData(request, ticked(request))), newToken: null } };
     return submit(request, reply, form, async () => {
       const locale = localeFor(app, request);
-      assertValid(request, locale);
+      // Every field's error at once: the schema's, the abilities', the date's.
+      const errors: FieldErrors = { ...schemaErrors(request, locale) };
       const abilities = chosenAbilities(ticked(request));
       // A box the form did not offer (posts:write posted by someone who is not an administrator)
       // is refused like an unknown one, with the form's 422: dropping it silently would hand
       // back a token other than the one asked for.
       const usable = usableAbilities(request.siteUser!);
-      if (abilities === null || abilities.some((ability) => !usable.includes(ability))) throw new ValidationError({ abilities: [t(locale, 'validation.in', { attribute: attributeName('abilities', locale) })] });
+      if (abilities === null || abilities.some((ability) => !usable.includes(ability))) errors.abilities = [t(locale, 'validation.in', { attribute: attributeName('abilities', locale) })];
+      const expiresAt = errors.expires_at === undefined ? expiryOf(field(request, 'expires_at'), locale, errors) : null;
+      if (abilities === null || Object.keys(errors).length > 0) throw new ValidationError(errors);
       const name = field(request, 'name');
-      const token = await app.services.tokens.issue(userId(request), name, abilities);
-      if (wantsJson(request)) return reply.code(201).header('cache-control', 'no-store').send({ token: token.plaintext, id: token.id, name, abilities });
+      const token = await app.services.tokens.issue(userId(request), name, abilities, expiresAt);
+      if (wantsJson(request)) return reply.code(201).header('cache-control', 'no-store').send({ token: token.plaintext, id: token.id, name, abilities, expires_at: expiresAt?.toISOString() ?? null });
       // The plaintext rides in the session to the next page, which removes it as it shows it;
       // only its SHA-256 is kept in the tokens table.
       flash(request, { apiToken: { name, plaintext: token.plaintext } satisfies NewToken });

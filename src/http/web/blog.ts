@@ -7,9 +7,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { t } from '../../modules/i18n/translator.js';
 import type { Neighbour } from '../../modules/posts/posts.neighbours.js';
 import { presentPost, presentPostItem, type PostListItem } from '../../modules/posts/posts.presenter.js';
-import type { PostListRow } from '../../modules/posts/posts.repository.js';
+import type { PostListRow, PostWithAuthor } from '../../modules/posts/posts.repository.js';
+import { nextPublication } from '../../modules/posts/published.repository.js';
 import { SLUG_PATTERN } from '../../modules/posts/slug.js';
 import { blogPath, feedTitle, languageName, postPath } from '../../modules/posts/urls.js';
+import { keyboardScrollable, postDate } from '../../modules/posts/post-page.js';
 import { normalLocale, type SiteSettings } from '../../modules/settings/site.js';
 import { notFound } from '../../modules/shared/errors.js';
 import { localeOf } from '../../plugins/views.js';
@@ -34,27 +36,13 @@ const PAGE_NUMBER = /^[1-9][0-9]{0,6}$/;
 // an error on PostgreSQL, not a 404).
 const SLUG = new RegExp(SLUG_PATTERN);
 
-/** A date as the visitor reads it, in UTC (the site has no time zone of its own). */
-function dateFor(iso: string | null, locale: string): { iso: string; text: string } | null {
-  if (iso === null) return null;
-  const date = new Date(iso);
-  return { iso: date.toISOString(), text: new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(date) };
-}
-
-/**
- * A code block or a table wider than a phone scrolls inside itself (app.css): a keyboard user
- * must be able to focus it to scroll it. The sanitized HTML gives these tags no attribute, so the
- * exact tags are what to look for (a `<pre>` written in the text is escaped, never this string).
- */
-const keyboardScrollable = (html: string) => html.replaceAll('<pre>', '<pre tabindex="0">').replaceAll('<table>', '<table tabindex="0">');
-
 /** Open Graph writes a locale as language_TERRITORY ("pt-BR" is "pt_BR"). */
 const ogLocale = (locale: string) => locale.replace('-', '_');
 
 /** One item of a list: what the template shows, every link from urls.ts. */
 export function listItem(post: PostListRow, locale: string, site: SiteSettings) {
   const item: PostListItem = presentPostItem(post);
-  return { title: item.title, href: postPath(item, site.defaultLocale), lang: item.locale, excerpt: item.excerpt, date: dateFor(item.published_at, locale), author: item.author?.name ?? null };
+  return { title: item.title, href: postPath(item, site.defaultLocale), lang: item.locale, excerpt: item.excerpt, date: postDate(item.published_at, locale), author: item.author?.name ?? null };
 }
 
 export async function blogRoutes(app: FastifyInstance): Promise<void> {
@@ -108,56 +96,75 @@ export async function blogRoutes(app: FastifyInstance): Promise<void> {
   // The language a page picks its posts by comes from these headers.
   const varies = (reply: FastifyReply) => reply.header('vary', 'Accept-Language, Cookie');
 
-  app.get('/', { config: { auth: 'public' } }, async (request, reply) => {
+  app.get('/', { config: { auth: 'public', cache: { public: 60 } } }, async (request, reply) => {
     const site = siteOf(request);
     const locale = visitorLocale(request);
-    const latest = await app.services.posts.list({ status: 'published', locale, page: 1, perPage: site.postsPerPage });
-    return varies(reply).page('home', {
-      posts: latest.items.map((post) => listItem(post, locale, site)),
-      blogHref: blogPath(locale, 1, site.defaultLocale),
-      head: listHead(site, site.name, '/', locale, []),
+    return varies(reply).publicPage(async () => {
+      const [latest, until] = await Promise.all([app.services.posts.list({ status: 'published', locale, page: 1, perPage: site.postsPerPage }), nextPublication(app.db.kysely, [locale])]);
+      const data = {
+        // The owner's words (the site settings), or the defaults: the name and a translated text.
+        headline: site.headline ?? site.name,
+        intro: site.intro ?? t(locale, 'home.lead'),
+        apiCard: site.apiCard,
+        posts: latest.items.map((post) => listItem(post, locale, site)),
+        blogHref: blogPath(locale, 1, site.defaultLocale),
+        head: listHead(site, site.name, '/', locale, []),
+      };
+      return { template: 'home', data, until };
     });
   });
 
-  app.get('/blog', { config: { auth: 'public' } }, async (request, reply) => {
+  app.get('/blog', { config: { auth: 'public', cache: { public: 60 } } }, async (request, reply) => {
     const site = siteOf(request);
     const visitor = visitorLocale(request);
     const locale = askedLocale(request, site) ?? visitor;
     const number = pageNumber(request);
-    const found = await app.services.posts.list({ status: 'published', locale, page: number, perPage: site.postsPerPage });
-    if (number > found.lastPage) throw notFound();
-    const title = number > 1 ? t(visitor, 'blog.title_page', { page: number }) : t(visitor, 'blog.title');
-    const pathOf = (page: number) => blogPath(locale, page, site.defaultLocale);
-    return varies(reply).page('blog/index', {
-      title,
-      lang: locale,
-      posts: found.items.map((post) => listItem(post, visitor, site)),
-      pager: {
-        page: found.page,
-        pages: found.lastPage,
-        newer: found.page > 1 ? pathOf(found.page - 1) : null,
-        older: found.page < found.lastPage ? pathOf(found.page + 1) : null,
-      },
-      feed: feedOf(site, locale),
-      head: listHead(site, title, pathOf(number), locale, number === 1 ? listAlternates(site) : []),
+    return varies(reply).publicPage(async () => {
+      const [found, until] = await Promise.all([app.services.posts.list({ status: 'published', locale, page: number, perPage: site.postsPerPage }), nextPublication(app.db.kysely, [locale])]);
+      if (number > found.lastPage) throw notFound();
+      const title = number > 1 ? t(visitor, 'blog.title_page', { page: number }) : t(visitor, 'blog.title');
+      const pathOf = (page: number) => blogPath(locale, page, site.defaultLocale);
+      const data = {
+        title,
+        lang: locale,
+        posts: found.items.map((post) => listItem(post, visitor, site)),
+        pager: {
+          page: found.page,
+          pages: found.lastPage,
+          newer: found.page > 1 ? pathOf(found.page - 1) : null,
+          older: found.page < found.lastPage ? pathOf(found.page + 1) : null,
+        },
+        feed: feedOf(site, locale),
+        head: listHead(site, title, pathOf(number), locale, number === 1 ? listAlternates(site) : []),
+      };
+      return { template: 'blog/index', data, until };
     });
   });
 
-  app.get<{ Params: { slug: string } }>('/blog/:slug', { config: { auth: 'public' } }, async (request, reply) => {
+  app.get<{ Params: { slug: string } }>('/blog/:slug', { config: { auth: 'public', cache: { public: 60 } } }, async (request, reply) => {
     const site = siteOf(request);
     const visitor = visitorLocale(request);
     const { slug } = request.params;
     const preferred = [askedLocale(request, site) ?? visitor, site.defaultLocale];
-    const version = SLUG.test(slug) ? await app.services.posts.findPublishedVersion(slug, preferred) : undefined;
-    if (version === undefined) throw notFound();
+    if (!SLUG.test(slug)) throw notFound();
+    return varies(reply).publicPage(async () => {
+      // A post scheduled in any language may become this one's neighbour or translation.
+      const [version, until] = await Promise.all([app.services.posts.findPublishedVersion(slug, preferred), nextPublication(app.db.kysely, null)]);
+      if (version === undefined) throw notFound();
+      return { template: 'blog/post', data: await postPage(site, visitor, version), until };
+    });
+  });
+
+  /** What the post page shows of a post: itself, its neighbours, its translations and its head. */
+  const postPage = async (site: SiteSettings, visitor: string, version: { post: PostWithAuthor; locales: string[] }) => {
     const { post: found, locales } = version;
     const neighbours = await app.services.posts.neighbours(found);
     const post = presentPost(found);
     const link = (other: Neighbour | null): Link | null => (other === null ? null : { title: other.title, href: postPath(other, site.defaultLocale), lang: other.locale });
     const translations = locales.map((code) => ({ locale: code, name: languageName(code), href: postPath({ slug: post.slug, locale: code }, site.defaultLocale) }));
-    return varies(reply).page('blog/post', {
+    return {
       title: post.title,
-      post: { title: post.title, lang: post.locale, html: keyboardScrollable(post.body_html), date: dateFor(post.published_at, visitor), author: post.author?.name ?? null },
+      post: { title: post.title, lang: post.locale, html: keyboardScrollable(post.body_html), date: postDate(post.published_at, visitor), author: post.author?.name ?? null },
       previous: link(neighbours.previous),
       next: link(neighbours.next),
       back: blogPath(post.locale, 1, site.defaultLocale),
@@ -177,6 +184,6 @@ export async function blogRoutes(app: FastifyInstance): Promise<void> {
             : [...translations.map((each) => ({ hreflang: each.locale, href: absolute(each.href) })), { hreflang: 'x-default', href: absolute(`/blog/${encodeURIComponent(post.slug)}`) }],
         feed: feedOf(site, post.locale),
       } satisfies HeadMeta,
-    });
-  });
+    };
+  };
 }

@@ -3,6 +3,7 @@
 // Both ask for a fresh password confirmation: whoever holds an unlocked browser must not be able
 // to lock the owner out of their other devices.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { formatRelative } from '../../modules/i18n/formats.js';
 import { t, type Locale } from '../../modules/i18n/translator.js';
 import { BrowserSessionService, type BrowserSession } from '../../modules/sessions/browser-sessions.service.js';
 import { done, field, localeFor } from '../shared/forms.js';
@@ -21,8 +22,7 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
 function lastActive(iso: string, locale: Locale, now: number): string {
   const elapsed = now - Date.parse(iso);
   if (!(elapsed >= 60_000)) return t(locale, 'sessions.active_now');
-  const format = new Intl.RelativeTimeFormat(locale, { numeric: 'auto' });
-  for (const [unit, ms] of UNITS) if (elapsed >= ms) return format.format(-Math.floor(elapsed / ms), unit);
+  for (const [unit, ms] of UNITS) if (elapsed >= ms) return formatRelative(locale, -Math.floor(elapsed / ms), unit);
   return t(locale, 'sessions.active_now');
 }
 

@@ -15,6 +15,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
+import { formatDateTime } from '../../modules/i18n/formats.js';
 import { t } from '../../modules/i18n/translator.js';
 import { AppError } from '../../modules/shared/errors.js';
 import { wantsJson } from '../../plugins/web-guard.js';
@@ -45,7 +46,7 @@ export async function emailChangeRoutes(app: FastifyInstance): Promise<void> {
     load: async (request, user) => {
       const pending = await app.services.emailChanges.pending(user.id);
       const locale = localeFor(app, request);
-      const expires = pending === null ? null : new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'long', timeZone: 'UTC' }).format(pending.expiresAt);
+      const expires = pending === null ? null : formatDateTime(locale, pending.expiresAt);
       return { emailChange: { current: user.email, pending: pending === null ? null : { email: pending.newEmail, expires } } };
     },
   });

@@ -12,6 +12,7 @@ import { registerRoutes } from './register.js';
 import { rememberLogin } from './remember.js';
 import { verifyEmailRoutes } from './verify-email.js';
 import { safeBackPath } from '../shared/back-path.js';
+import { ErrorEnvelope } from '../shared/schemas.js';
 import type { ConfirmExtra, SecuritySection } from '../../plugins/types.js';
 import { confirmPasswordRoutes } from './confirm-password.js';
 import { passkeyRoutes } from './passkeys.js';
@@ -22,9 +23,16 @@ import { accountDeleteRoutes } from './account-delete.js';
 import { emailChangeRoutes } from './email-change.js';
 import { blogRoutes } from './blog.js';
 import { faviconRoutes } from './favicon.js';
+import { vendorRoutes } from './vendor.js';
 import { oidcPageLocals, oidcRoutes } from './oidc.js';
+import { namePlugins } from '../shared/plugin-names.js';
+
+// Display names for Fastify, which otherwise searches require.cache for each (shared/plugin-names.ts).
+namePlugins({ blogRoutes, loginRoutes, twoFactorChallengeRoutes, logoutRoutes, registerRoutes, passwordResetRoutes, verifyEmailRoutes, profileRoutes, apiTokenRoutes, confirmPasswordRoutes, securityRoutes, twoFactorRoutes, browserSessionRoutes, accountDeleteRoutes, emailChangeRoutes, passkeyRoutes, oidcRoutes, faviconRoutes, vendorRoutes });
 
 export async function webRoutes(app: FastifyInstance): Promise<void> {
+  // The envelope the SPA's JSON answers are (spa-contract.ts), shared as the API shares it.
+  app.addSchema(ErrorEnvelope);
   // Filled by the route files below (addSecuritySection), read by GET /security.
   app.decorate<SecuritySection[]>('securitySections', []);
   app.decorate<ConfirmExtra[]>('confirmExtras', []);
@@ -64,6 +72,7 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
   // Sign-in with OpenID Connect providers, and their section of /security.
   await app.register(oidcRoutes);
   await app.register(faviconRoutes);
+  await app.register(vendorRoutes);
 
   // Deliveries still under way finish before the process ends; then the transport closes.
   app.addHook('onClose', async () => {

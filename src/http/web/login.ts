@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { checked, field, localeFor, schemaErrors } from '../shared/forms.js';
 import { answerSignIn, finishSignIn, signInContext } from '../shared/sign-in.js';
 import { submit } from './forms.js';
+import { LoginContract } from './spa-contract.js';
 
 // The spec's login rules: a valid email, a password of at least 6 characters. The email's format
 // is judged by the password method on its normalized spelling (modules/sign-in/methods/password.ts).
@@ -21,7 +22,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/login', { config: { auth: 'guest' } }, async (_request, reply) => reply.page(page.template));
 
-  app.post('/login', { config: { auth: 'guest', spa: true }, schema: { body: LoginBody }, attachValidation: true }, async (request, reply) =>
+  app.post('/login', { config: { auth: 'guest', spa: true }, schema: { ...LoginContract, body: LoginBody }, attachValidation: true }, async (request, reply) =>
     submit(request, reply, page, async () => {
       const locale = localeFor(app, request);
       const { signIn } = app.services;

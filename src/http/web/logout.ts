@@ -5,9 +5,10 @@ import type { FastifyInstance } from 'fastify';
 import { SESSION_COOKIE, cookieName, cookieScope } from '../../plugins/session.js';
 import { done } from '../shared/forms.js';
 import { forgetDevice } from './remember.js';
+import { LogoutContract } from './spa-contract.js';
 
 export async function logoutRoutes(app: FastifyInstance): Promise<void> {
-  app.post('/logout', { config: { auth: 'user', spa: true } }, async (request, reply) => {
+  app.post('/logout', { config: { auth: 'user', spa: true }, schema: LogoutContract }, async (request, reply) => {
     await forgetDevice(app, request, reply);
     if (typeof request.session.adminUserId === 'number') {
       delete request.session.userId;

@@ -13,7 +13,7 @@ import { AppError } from '../../modules/shared/errors.js';
 import { ProviderRefusal } from '../../modules/sign-in/methods/oidc.js';
 import type { SignInOutcome } from '../../modules/sign-in/sign-in.service.js';
 import { flash } from '../../plugins/views.js';
-import { wantsJson } from '../../plugins/web-guard.js';
+import { userOfRequest, wantsJson } from '../../plugins/web-guard.js';
 import { done, field, localeFor } from '../shared/forms.js';
 import { finishSignIn, signInContext } from '../shared/sign-in.js';
 import { addConfirmExtra, CONFIRM_PASSWORD_PATH, markPasswordConfirmed, requirePasswordConfirmed, takeConfirmIntended } from './confirm-password.js';
@@ -43,7 +43,7 @@ export function oidcPageLocals(app: FastifyInstance): void {
   app.addHook('preHandler', async (request, reply) => {
     const id = request.session.userId;
     if (typeof id !== 'number' || !/^\/(profile|user\/confirm-password)(\/|\?|$)/.test(request.url)) return;
-    const user = await app.services.users.findById(id);
+    const user = await userOfRequest(app, request, id);
     if (user !== undefined) locals(reply, { hasPassword: user.password !== null });
   });
 }

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { formatDateTime } from '../../modules/i18n/formats.js';
 import { attributeName, t, type Locale } from '../../modules/i18n/translator.js';
 import { LastWayInError } from '../../modules/identities/identities.service.js';
 import { freshChallenge } from '../../modules/passkeys/passkeys.service.js';
@@ -36,8 +37,7 @@ function passkeyId(raw: string): number {
 
 /** A stored time in the visitor's language, in UTC (the server does not know the visitor's zone). */
 function formatter(locale: Locale): (iso: string) => string {
-  const format = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
-  return (iso) => `${format.format(new Date(iso))} UTC`;
+  return (iso) => formatDateTime(locale, iso);
 }
 
 export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
@@ -80,13 +80,17 @@ export async function passkeyRoutes(app: FastifyInstance): Promise<void> {
   addSecuritySection(app, {
     order: 20,
     template: '/security/passkeys',
-    load: async (request, user) => ({
-      passkeys: await app.services.passkeys.list(user.id),
-      passkeyWhen: formatter(localeFor(app, request)),
-      // The last way in shows why it stays instead of a Remove the server would refuse.
-      lastPasskey: await app.services.identities.passkeyIsLastWayIn(user.id),
-      passkeysUnavailable: passkeysUnavailableNote,
-    }),
+    load: async (request, user) => {
+      const passkeys = await app.services.passkeys.list(user.id);
+      return {
+        passkeys,
+        passkeyWhen: formatter(localeFor(app, request)),
+        // The last way in shows why it stays instead of a Remove the server would refuse (asked
+        // only where there is a passkey to show: two statements the list without one never needs).
+        lastPasskey: passkeys.length > 0 && (await app.services.identities.passkeyIsLastWayIn(user.id)),
+        passkeysUnavailable: passkeysUnavailableNote,
+      };
+    },
   });
 
   // On the confirmation page, for a user who has a passkey.

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { t } from '../../modules/i18n/translator.js';
 import { assertValid, done, field, localeFor } from '../shared/forms.js';
 import { submit } from './forms.js';
+import { ForgotPasswordContract, ResetPasswordContract } from './spa-contract.js';
 
 const ForgotBody = Type.Object({
   email: Type.String({ format: 'email', minLength: 1, maxLength: 255 }),
@@ -23,7 +24,7 @@ export async function passwordResetRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/forgot-password', { config: { auth: 'guest' } }, async (_request, reply) => reply.page(forgot.template));
 
-  app.post('/forgot-password', { config: { auth: 'guest', spa: true }, schema: { body: ForgotBody }, attachValidation: true }, async (request, reply) =>
+  app.post('/forgot-password', { config: { auth: 'guest', spa: true }, schema: { ...ForgotPasswordContract, body: ForgotBody }, attachValidation: true }, async (request, reply) =>
     submit(request, reply, forgot, async () => {
       const locale = localeFor(app, request);
       assertValid(request, locale);
@@ -51,7 +52,7 @@ export async function passwordResetRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post('/reset-password', { config: { auth: 'guest', spa: true }, schema: { body: ResetBody }, attachValidation: true }, async (request, reply) => {
+  app.post('/reset-password', { config: { auth: 'guest', spa: true }, schema: { ...ResetPasswordContract, body: ResetBody }, attachValidation: true }, async (request, reply) => {
     const token = field(request, 'token');
     return submit(request, reply, { template: 'auth/reset-password', keep: ['email'], data: { token } }, async () => {
       const locale = localeFor(app, request);

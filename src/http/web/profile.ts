@@ -8,6 +8,7 @@ import { normalizeIP } from '@fastify/rate-limit';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { t } from '../../modules/i18n/translator.js';
+import { userOfRequest } from '../../plugins/web-guard.js';
 import { assertValid, done, field, localeFor, schemaErrors } from '../shared/forms.js';
 import { requirePasswordConfirmed } from './confirm-password.js';
 import { submit } from './forms.js';
@@ -26,16 +27,15 @@ const PasswordBody = Type.Object({
 
 export async function profileRoutes(app: FastifyInstance): Promise<void> {
   const current = async (request: FastifyRequest) => {
-    const user = await app.services.users.findById(request.siteUser!.id);
+    const user = await userOfRequest(app, request, request.siteUser!.id);
     if (user === undefined) throw new Error('the logged-in user vanished');
     return user;
   };
-  const page = (user: { name: string; email: string }) => ({ template: 'profile', keep: ['name', 'email'], data: { profile: { name: user.name, email: user.email } } });
+  // mustVerify words the banner an unverified user sees here (reachable without MUST_VERIFY_EMAIL).
+  const pageData = (user: { name: string; email: string }) => ({ profile: { name: user.name, email: user.email }, mustVerify: app.config.mustVerifyEmail });
+  const page = (user: { name: string; email: string }) => ({ template: 'profile', keep: ['name', 'email'], data: pageData(user) });
 
-  app.get('/profile', { config: { auth: 'verified' } }, async (request, reply) => {
-    const user = await current(request);
-    return reply.page('profile', { profile: { name: user.name, email: user.email } });
-  });
+  app.get('/profile', { config: { auth: 'verified' } }, async (request, reply) => reply.page('profile', pageData(await current(request))));
 
   app.post('/profile', { config: { auth: 'verified' }, schema: { body: ProfileBody }, attachValidation: true }, async (request, reply) => {
     const user = await current(request);

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { done, field, localeFor, schemaErrors } from '../shared/forms.js';
 import { browserDeviceId, noticeBrowserSignIn } from '../shared/new-device.js';
 import { submit } from './forms.js';
+import { RegisterContract } from './spa-contract.js';
 
 const RegisterBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
@@ -18,7 +19,7 @@ export async function registerRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/register', { config: { auth: 'guest' } }, async (_request, reply) => reply.page(page.template));
 
-  app.post('/register', { config: { auth: 'guest', spa: true }, schema: { body: RegisterBody }, attachValidation: true }, async (request, reply) =>
+  app.post('/register', { config: { auth: 'guest', spa: true }, schema: { ...RegisterContract, body: RegisterBody }, attachValidation: true }, async (request, reply) =>
     submit(request, reply, page, async () => {
       const locale = localeFor(app, request);
       const input = {
@@ -33,6 +34,9 @@ export async function registerRoutes(app: FastifyInstance): Promise<void> {
       // is logged in.
       if (user === null) {
         await request.session.regenerate(['adminUserId', 'intended', 'flash']);
+        // Stored and sent as a sign-in's is, though empty: a visitor who came without a session
+        // (a guest's form needs none) must get a session cookie here too.
+        await request.session.save();
         browserDeviceId(app, request, reply);
       } else {
         await app.loginSite(request, user);

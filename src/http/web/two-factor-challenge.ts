@@ -8,6 +8,7 @@ import { localeFor } from '../shared/forms.js';
 import { CHALLENGE_PATHS, answerSignIn, finishSignIn, signInContext } from '../shared/sign-in.js';
 import { ChallengeBody, assertChallengeInput, challengeGone, challengeInput, recoveryMode } from '../shared/two-factor-challenge.js';
 import { submit } from './forms.js';
+import { TwoFactorChallengeContract } from './spa-contract.js';
 
 const CHALLENGE_PATH = CHALLENGE_PATHS.site;
 
@@ -19,7 +20,7 @@ export async function twoFactorChallengeRoutes(app: FastifyInstance): Promise<vo
     return reply.page('auth/two-factor-challenge', { recovery: recoveryMode(request) });
   });
 
-  app.post(CHALLENGE_PATH, { config: { auth: 'guest', spa: true }, schema: { body: ChallengeBody }, attachValidation: true }, async (request, reply) => {
+  app.post(CHALLENGE_PATH, { config: { auth: 'guest', spa: true }, schema: { ...TwoFactorChallengeContract, body: ChallengeBody }, attachValidation: true }, async (request, reply) => {
     return submit(request, reply, page(request), async () => {
       const locale = localeFor(app, request);
       assertChallengeInput(request, locale);

@@ -5,6 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
+import { formatDate } from '../../modules/i18n/formats.js';
 import { t } from '../../modules/i18n/translator.js';
 import { invalid } from '../../modules/shared/errors.js';
 import { groupedSecret, recoveryCodesFileName, recoveryCodesText, twoFactorEnabled } from '../../modules/two-factor/two-factor.service.js';
@@ -53,7 +54,7 @@ export async function twoFactorRoutes(app: FastifyInstance): Promise<void> {
       // the key). Any other session of the account sees that a set-up is under way and a link
       // to confirm, so a borrowed session cannot copy the key the owner is about to scan.
       const shown = setup !== null && passwordConfirmed(app, request) ? setup : null;
-      const since = user.two_factor_confirmed_at === null ? '' : new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(new Date(user.two_factor_confirmed_at));
+      const since = user.two_factor_confirmed_at === null ? '' : formatDate(locale, { dateStyle: 'long' }, user.two_factor_confirmed_at);
       return {
         twoFactor: {
           state: enabled ? 'on' : setup === null ? 'off' : 'pending',

@@ -1,26 +1,33 @@
 // Email verification (Breeze's EmailVerificationPromptController, VerifyEmailController and
 // EmailVerificationNotificationController): the notice, the resend action (throttled) and the
-// signed link itself.
+// signed link itself. The resend button is also on the banner an unverified user sees on the
+// dashboard and the profile; it comes back to the page it was pressed on.
 import type { FastifyInstance } from 'fastify';
 import { t } from '../../modules/i18n/translator.js';
+import { VERIFY_LINK_MINUTES } from '../../modules/verification/verification.service.js';
+import { safeBackPath } from '../shared/back-path.js';
 import { done, localeFor } from '../shared/forms.js';
 import { submit } from './forms.js';
+import { VerificationNotificationContract } from './spa-contract.js';
+
+const NOTICE_PATH = '/email/verify';
 
 export async function verifyEmailRoutes(app: FastifyInstance): Promise<void> {
-  const notice = { template: 'auth/verify-email', keep: [] } as const;
+  const notice = { template: 'auth/verify-email', keep: [], data: { mustVerify: app.config.mustVerifyEmail } } as const;
 
-  app.get('/email/verify', { config: { auth: 'user' } }, async (request, reply) => {
+  app.get(NOTICE_PATH, { config: { auth: 'user' } }, async (request, reply) => {
     if (request.siteUser?.email_verified_at !== null) return reply.redirect('/dashboard', 302);
-    return reply.page(notice.template);
+    return reply.page(notice.template, notice.data);
   });
 
-  app.post('/email/verification-notification', { config: { auth: 'user', spa: true } }, async (request, reply) =>
+  app.post('/email/verification-notification', { config: { auth: 'user', spa: true }, schema: VerificationNotificationContract }, async (request, reply) =>
     submit(request, reply, notice, async () => {
       const user = await app.services.users.findById(request.siteUser!.id);
       if (user === undefined || user.email_verified_at !== null) return done(request, reply, '/dashboard');
       const locale = localeFor(app, request);
       await app.services.auth.resendVerification(user, locale);
-      return done(request, reply, '/email/verify', t(locale, 'verification.sent'));
+      const back = safeBackPath(request.headers.referer, app.config.appUrl, NOTICE_PATH);
+      return done(request, reply, back, t(locale, 'unverified.sent', { email: user.email, minutes: VERIFY_LINK_MINUTES }));
     }),
   );
 

@@ -2,18 +2,34 @@
 // posts and tokens. Portable SQL only: case-insensitive search is lower(col) LIKE lower(?) with
 // an explicit escape character (SQLite's LIKE ignores case, PostgreSQL's does not), text sorts
 // compare lower(col) (the two databases collate differently), and NULLs sort last on both.
-import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { sql, type Expression, type Kysely, type OrderByModifiersCallbackExpression, type SqlBool } from 'kysely';
 import type { Database, Post, SettingRow, User } from '../../db/types.js';
 import { containsPattern, type SortDir } from './listing.js';
 
 type Q = Kysely<Database>;
 
-function contains(column: string, search: string): Expression<SqlBool> {
+/** `column` contains `search`, ignoring case, on both databases (the audit log's filters use it too). */
+export function contains(column: string, search: string): Expression<SqlBool> {
   return sql<SqlBool>`lower(${sql.ref(column)}) like ${containsPattern(search)} escape '\\'`;
 }
 
+/** A sortable column of a table; `nullable` when it can hold NULL. */
+type SortColumn = { column: string; text: boolean; nullable?: true };
+
 function sortKey(column: string, text: boolean): Expression<unknown> {
   return text ? sql`lower(${sql.ref(column)})` : sql.ref(column);
+}
+
+/**
+ * The direction of a sort, NULLs last on a column that can hold one. A NOT NULL column sorts
+ * plainly: on PostgreSQL a DESC NULLS LAST cannot walk an ordinary index backwards, and the
+ * tables' default orders are served by an index on (column, id) on both databases.
+ */
+function direction(sort: SortColumn, dir: SortDir): OrderByModifiersCallbackExpression {
+  return (ob) => {
+    const sorted = dir === 'asc' ? ob.asc() : ob.desc();
+    return sort.nullable === true ? sorted.nullsLast() : sorted;
+  };
 }
 
 // ---- dashboard --------------------------------------------------------------------------------
@@ -62,10 +78,10 @@ export function latestPosts(db: Q, limit: number): Promise<PostRow[]> {
 
 export const USER_SORTS = ['name', 'email', 'verified', 'admin', 'created_at'] as const;
 export type UserSort = (typeof USER_SORTS)[number];
-const USER_SORT_COLUMNS: Record<UserSort, { column: string; text: boolean }> = {
+const USER_SORT_COLUMNS: Record<UserSort, SortColumn> = {
   name: { column: 'users.name', text: true },
   email: { column: 'users.email', text: true },
-  verified: { column: 'users.email_verified_at', text: false },
+  verified: { column: 'users.email_verified_at', text: false, nullable: true },
   admin: { column: 'users.is_admin', text: false },
   created_at: { column: 'users.created_at', text: false },
 };
@@ -94,7 +110,7 @@ export async function listUsers(db: Q, query: UserQuery, limit: number, offset: 
         .whereRef('personal_access_tokens.user_id', '=', 'users.id')
         .as('token_count'),
     )
-    .orderBy(sortKey(sort.column, sort.text), (ob) => (query.dir === 'asc' ? ob.asc() : ob.desc()).nullsLast())
+    .orderBy(sortKey(sort.column, sort.text), direction(sort, query.dir))
     .orderBy('users.id', query.dir)
     .limit(limit)
     .offset(offset)
@@ -106,11 +122,11 @@ export async function listUsers(db: Q, query: UserQuery, limit: number, offset: 
 
 export const POST_SORTS = ['title', 'status', 'locale', 'published_at', 'updated_at', 'created_at'] as const;
 export type PostSort = (typeof POST_SORTS)[number];
-const POST_SORT_COLUMNS: Record<PostSort, { column: string; text: boolean }> = {
+const POST_SORT_COLUMNS: Record<PostSort, SortColumn> = {
   title: { column: 'posts.title', text: true },
   status: { column: 'posts.status', text: false },
   locale: { column: 'posts.locale', text: false },
-  published_at: { column: 'posts.published_at', text: false },
+  published_at: { column: 'posts.published_at', text: false, nullable: true },
   updated_at: { column: 'posts.updated_at', text: false },
   created_at: { column: 'posts.created_at', text: false },
 };
@@ -127,17 +143,28 @@ function postsWhere(db: Q, query: PostQuery) {
   return builder;
 }
 
+/**
+ * How many posts match. Without a search the total comes from post_counts (kept by triggers per
+ * status and locale: a few rows) instead of counting the whole table on every page of it.
+ */
 export async function countPostsMatching(db: Q, query: PostQuery): Promise<number> {
+  if (query.search === '') {
+    let counts = db.selectFrom('post_counts').select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('n'), eb.lit(0)).as('n'));
+    if (query.status !== null) counts = counts.where('status', '=', query.status);
+    if (query.locale !== null) counts = counts.where('locale', '=', query.locale);
+    return Number((await counts.executeTakeFirstOrThrow()).n);
+  }
   return Number((await postsWhere(db, query).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
 }
 
-export function listPostsMatching(db: Q, query: PostQuery, limit: number, offset: number): Promise<PostRow[]> {
+/** A post as the panel's table shows it: never its body, which a page of the table has no use for. */
+export type PostListRow = Pick<Post, 'id' | 'title' | 'slug' | 'status' | 'locale' | 'published_at' | 'updated_at'>;
+
+export function listPostsMatching(db: Q, query: PostQuery, limit: number, offset: number): Promise<PostListRow[]> {
   const sort = POST_SORT_COLUMNS[query.sort];
   return postsWhere(db, query)
-    .leftJoin('users', 'users.id', 'posts.author_id')
-    .selectAll('posts')
-    .select('users.name as author_name')
-    .orderBy(sortKey(sort.column, sort.text), (ob) => (query.dir === 'asc' ? ob.asc() : ob.desc()).nullsLast())
+    .select(['posts.id', 'posts.title', 'posts.slug', 'posts.status', 'posts.locale', 'posts.published_at', 'posts.updated_at'])
+    .orderBy(sortKey(sort.column, sort.text), direction(sort, query.dir))
     .orderBy('posts.id', query.dir)
     .limit(limit)
     .offset(offset)
@@ -152,10 +179,10 @@ export function findPostById(db: Q, id: number): Promise<Post | undefined> {
 
 export const TOKEN_SORTS = ['name', 'user', 'last_used_at', 'created_at'] as const;
 export type TokenSort = (typeof TOKEN_SORTS)[number];
-const TOKEN_SORT_COLUMNS: Record<TokenSort, { column: string; text: boolean }> = {
+const TOKEN_SORT_COLUMNS: Record<TokenSort, SortColumn> = {
   name: { column: 't.name', text: true },
   user: { column: 'u.email', text: true },
-  last_used_at: { column: 't.last_used_at', text: false },
+  last_used_at: { column: 't.last_used_at', text: false, nullable: true },
   created_at: { column: 't.created_at', text: false },
 };
 
@@ -190,7 +217,7 @@ export function listTokens(db: Q, query: TokenQuery, limit: number, offset: numb
   const sort = TOKEN_SORT_COLUMNS[query.sort];
   return tokensWhere(db, query)
     .select(['t.id', 't.name', 't.abilities', 't.last_used_at', 't.expires_at', 't.created_at', 't.user_id', 'u.name as user_name', 'u.email as user_email'])
-    .orderBy(sortKey(sort.column, sort.text), (ob) => (query.dir === 'asc' ? ob.asc() : ob.desc()).nullsLast())
+    .orderBy(sortKey(sort.column, sort.text), direction(sort, query.dir))
     .orderBy('t.id', query.dir)
     .limit(limit)
     .offset(offset)

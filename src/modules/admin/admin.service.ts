@@ -13,7 +13,6 @@ import type { EmailChangeService } from '../email-change/email-change.service.js
 import { checkNewPassword } from '../passwords/policy.js';
 import type { PostForm, PostInput, PostService } from '../posts/posts.service.js';
 import type { PostWithAuthor } from '../posts/posts.repository.js';
-import type { SettingsService } from '../settings/settings.service.js';
 import { AppError, invalid, type FieldMessages } from '../shared/errors.js';
 import type { TokenService } from '../tokens/tokens.service.js';
 import { effectiveExpiry } from '../tokens/expiry.js';
@@ -35,6 +34,7 @@ import {
   postCountsByStatus,
   userCounts,
   type PostQuery,
+  type PostListRow,
   type PostRow,
   type TokenListRow,
   type TokenQuery,
@@ -59,14 +59,11 @@ export type TokenListItem = Omit<TokenListRow, 'abilities' | 'expires_at'> & { a
 export type UserChanges = { name: string; email: string; verified: boolean; admin: boolean };
 /** The panel's form for a new account. */
 export type NewUserForm = { name: string; email: string; password: string; password_confirmation: string | undefined; verified: boolean };
-/** The panel's setting form: the value typed as text, or as JSON. */
-export type SettingForm = { type: string; value: string; isPublic: boolean };
 
 export type AdminDeps = {
   users: Pick<UserService, 'create'>;
   posts: Pick<PostService, 'create' | 'saveForm' | 'update' | 'remove'>;
   tokens: Pick<TokenService, 'revoke' | 'revokeAll'>;
-  settings: Pick<SettingsService, 'put' | 'remove'>;
   audit: Pick<AuditService, 'recordBy'>;
   /** The one deletion of an account (the security page's and the CLI's too). */
   accountDeletion: Pick<AccountDeletionService, 'erase'>;
@@ -76,7 +73,7 @@ export type AdminDeps = {
 
 /** The names of the fields whose value differs between two versions of a post. */
 function changedFields(before: Post, after: Post): string[] {
-  return (['title', 'slug', 'excerpt', 'body', 'locale', 'status', 'published_at'] as const).filter((key) => before[key] !== after[key]);
+  return (['title', 'slug', 'excerpt', 'body', 'locale', 'status', 'published_at', 'author_id'] as const).filter((key) => before[key] !== after[key]);
 }
 
 /** The panel's rules, as message keys of the admin locale files (admin.json). */
@@ -84,7 +81,6 @@ export const RULES = {
   cannotDemoteSelf: 'admin.users.errors.demote_self',
   cannotDeleteSelf: 'admin.users.errors.delete_self',
   promoteByCommand: 'admin.users.errors.promote_by_command',
-  settingExists: 'admin.settings.errors.exists',
 } as const;
 
 export class AdminService {
@@ -191,7 +187,7 @@ export class AdminService {
 
   // ---- posts ----
 
-  async posts(query: PostQuery, page: number, perPage: number): Promise<Paginated<PostRow>> {
+  async posts(query: PostQuery, page: number, perPage: number): Promise<Paginated<PostListRow>> {
     return paged(
       page,
       perPage,
@@ -282,46 +278,10 @@ export class AdminService {
     };
   }
 
-  // ---- settings ----
+  // ---- settings (their changes are the settings service's: src/modules/settings) ----
 
   findSetting(key: string): Promise<SettingRow | undefined> {
     return findSetting(this.db.kysely, key);
   }
-
-  /** Adds a setting; every error at once: the schema's (`earlier`), JSON that does not parse, a key that exists. */
-  async createSetting(by: Acting, key: string, form: SettingForm, earlier: FieldMessages = {}): Promise<void> {
-    const errors: FieldMessages = { ...earlier };
-    const value = settingValue(form, errors);
-    if (errors.key === undefined && (await this.findSetting(key)) !== undefined) errors.key = [{ key: RULES.settingExists }];
-    if (Object.keys(errors).length > 0) throw invalid(errors);
-    await this.deps.settings.put(key, value, form.isPublic);
-    await this.deps.audit.recordBy(by, 'setting.created', { type: 'setting', id: key, label: key }, { fields: form.isPublic ? ['value', 'is_public'] : ['value'] });
-  }
-
-  /** Changes a setting's value and visibility; nothing is written (nor audited) when neither changed. */
-  async updateSetting(by: Acting, setting: SettingRow, form: SettingForm, earlier: FieldMessages = {}): Promise<void> {
-    const errors: FieldMessages = { ...earlier };
-    const value = settingValue(form, errors);
-    if (Object.keys(errors).length > 0) throw invalid(errors);
-    const fields = [...(JSON.stringify(value) !== setting.value ? ['value'] : []), ...(form.isPublic !== (Number(setting.is_public) === 1) ? ['is_public'] : [])];
-    if (fields.length === 0) return;
-    await this.deps.settings.put(setting.key, value, form.isPublic);
-    await this.deps.audit.recordBy(by, 'setting.updated', { type: 'setting', id: setting.key, label: setting.key }, { fields });
-  }
-
-  async deleteSetting(by: Acting, key: string): Promise<void> {
-    await this.deps.settings.remove(key);
-    await this.deps.audit.recordBy(by, 'setting.deleted', { type: 'setting', id: key, label: key });
-  }
 }
 
-/** The value a setting form stores: text as typed, or parsed JSON (an error on `value` when it does not parse). */
-function settingValue(form: SettingForm, errors: FieldMessages): unknown {
-  if (errors.type !== undefined || errors.value !== undefined || form.type !== 'json') return form.value;
-  try {
-    return JSON.parse(form.value) as unknown;
-  } catch {
-    errors.value = [{ key: 'admin.settings.errors.json' }];
-    return form.value;
-  }
-}

@@ -58,21 +58,25 @@ export function pageWindow(total: number, page: number, perPage: number): { page
 
 /**
  * A LIKE pattern matching `search` anywhere, with LIKE's own wildcards escaped (the query uses
- * ESCAPE '\'): searching for "100%" finds "100%", not everything starting with "100".
+ * ESCAPE '\'): searching for "100%" finds "100%", not everything starting with "100". A NUL
+ * goes: PostgreSQL's text cannot hold one (the query failed with a 500), so no value has one.
  */
 export function containsPattern(search: string): string {
-  return `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `%${search.toLowerCase().replace(/\0/g, '').replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** One page of a list: counts first, so that a page past the end shows the last one. */
+/** One page of a list, with the count: a page past the end shows the last one. */
 export async function paged<T>(
   page: number,
   perPage: number,
   count: () => Promise<number>,
   list: (limit: number, offset: number) => Promise<T[]>,
 ): Promise<Paginated<T>> {
-  const total = await count();
+  // The page asked for is read beside the count, not after it (one round trip, not two, on
+  // PostgreSQL); read again only when the count puts it past the end.
+  const asked = Math.max(1, page);
+  const [total, first] = await Promise.all([count(), list(perPage, (asked - 1) * perPage)]);
   const window = pageWindow(total, page, perPage);
-  const items = await list(perPage, window.offset);
+  const items = window.page === asked ? first : await list(perPage, window.offset);
   return { items, total, page: window.page, perPage, lastPage: window.lastPage };
 }

@@ -7,6 +7,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import { bookkeepingFailed } from '../../db/outage-log.js';
 import type { User } from '../../db/types.js';
+import { formatDate } from '../i18n/formats.js';
 import { t } from '../i18n/translator.js';
 import type { MailService } from '../mail/mail.service.js';
 import { mailSafeText } from './device.js';
@@ -85,7 +86,7 @@ export class NewDeviceService {
   private alert(user: Pick<User, 'email' | 'locale'>, notice: SignInNotice, at: Date): void {
     const lang = user.locale ?? notice.locale;
     // The time as the reader writes it, in UTC (the service knows no reader's time zone) and saying so.
-    const time = new Intl.DateTimeFormat(lang, { dateStyle: 'full', timeStyle: 'long', timeZone: 'UTC' }).format(at);
+    const time = formatDate(lang, { dateStyle: 'full', timeStyle: 'long' }, at);
     this.mail.notify(user.email, lang, {
       subject: t(lang, 'account_mail.new_device.subject'),
       intro: [

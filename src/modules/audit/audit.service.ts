@@ -5,7 +5,7 @@ import { userInfo } from 'node:os';
 import type { Db } from '../../db/connect.js';
 import type { AuditLogRow, User } from '../../db/types.js';
 import { paged, type Paginated } from '../admin/listing.js';
-import { countAuditLogs, insertAuditLog, listAuditLogs } from './audit.repository.js';
+import { countAuditLogs, countAuditLogsMatching, insertAuditLog, listAuditLogs, listAuditLogsMatching, type AuditQuery } from './audit.repository.js';
 
 export const AUDIT_ACTIONS = [
   'auth.login',
@@ -30,6 +30,8 @@ export const AUDIT_ACTIONS = [
   'setting.deleted',
   'token.revoked',
   'tokens.revoked_all',
+  'media.uploaded',
+  'media.deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -43,7 +45,7 @@ export type CommandLineActor = { id: null; name: string; email: string };
 export type AuditChannel = { channel: 'api'; tokenId: number | null };
 /** Who acts, from which address, and (when not the panel) through which channel: what a service needs to write the audit line of a change. */
 export type Acting = { actor: AuditActor; ip: string | null; via?: AuditChannel };
-export type AuditSubject = { type: 'user' | 'post' | 'setting' | 'token' | 'session'; id?: string | number | null; label: string };
+export type AuditSubject = { type: 'user' | 'post' | 'setting' | 'token' | 'session' | 'media'; id?: string | number | null; label: string };
 /** Field names that changed, counts and the like: never a secret or a value typed by an admin. */
 export type AuditDetails = { fields?: string[]; count?: number; /** Through the API (AuditChannel), and its token's id. */ via?: 'api'; token?: number | null; /** A sign-in's way in ("password", "passkey+two-factor"…). */ method?: string };
 
@@ -119,8 +121,10 @@ export class AuditService {
     return (await listAuditLogs(this.db.kysely, limit, 0)).map(present);
   }
 
-  /** One page of the whole log, newest first. */
-  async page(page: number, perPage: number): Promise<Paginated<AuditEntry>> {
-    return paged(page, perPage, () => countAuditLogs(this.db.kysely), async (limit, offset) => (await listAuditLogs(this.db.kysely, limit, offset)).map(present));
+  /** One page of the log, newest first: the whole log, or the lines `query` narrows it to (audit.filters.ts). */
+  async page(page: number, perPage: number, query?: AuditQuery): Promise<Paginated<AuditEntry>> {
+    const kysely = this.db.kysely;
+    if (query === undefined) return paged(page, perPage, () => countAuditLogs(kysely), async (limit, offset) => (await listAuditLogs(kysely, limit, offset)).map(present));
+    return paged(page, perPage, () => countAuditLogsMatching(kysely, query), async (limit, offset) => (await listAuditLogsMatching(kysely, query, limit, offset)).map(present));
   }
 }

@@ -4,10 +4,9 @@
 // locale, so that any front end (a page, a JSON answer) only has to show them.
 import type { Config } from '../../config.js';
 import type { User } from '../../db/types.js';
-import type { AuditService } from '../audit/audit.service.js';
+import type { Acting, AuditService } from '../audit/audit.service.js';
 import { attributeName, t } from '../i18n/translator.js';
 import { checkNewPassword } from '../passwords/policy.js';
-import { hashPassword, verifyPassword } from '../passwords/hasher.js';
 import type { RememberService } from '../remember/remember.service.js';
 import { AppError, ValidationError, type FieldErrors } from '../shared/errors.js';
 import type { Throttle } from '../throttle/throttle.js';
@@ -35,7 +34,7 @@ type SessionEnder = { destroyForUser(userId: number, exceptId?: string): Promise
 
 export type AuthDeps = {
   users: UserService;
-  audit: Pick<AuditService, 'record'>;
+  audit: Pick<AuditService, 'record' | 'recordBy'>;
   tokens: TokenService;
   sessions: SessionEnder;
   remember: RememberService;
@@ -125,7 +124,7 @@ export class AuthService {
   // Costs what a registration costs (one argon2id hash, one mail in the background), so the
   // answer time does not tell either.
   private async registrationOfTakenAddress(owner: User, password: string, locale: string): Promise<null> {
-    await hashPassword(password);
+    await this.deps.users.passwords.hash(password);
     this.deps.verification.sendAccountExists(owner, locale);
     return null;
   }
@@ -135,13 +134,15 @@ export class AuthService {
    * never does: it becomes a pending change (EmailChangeService: a link to the new address, a
    * notice with a cancel link to the old one), and only after the holder proved the account is
    * theirs (`proof`). The address is dealt with first, so a refused one saves nothing. Returns
-   * the user and the address now waiting for its link (null when none is pending).
+   * the user and the address now waiting for its link (null when none is pending). With `by`
+   * (an administrator through the API), a new name leaves the panel's audit line.
    */
   async updateProfile(
     user: User,
     changes: { name?: string; email?: string },
     locale: string,
     proof: EmailChangeProof,
+    by?: Acting,
   ): Promise<{ user: User; pendingEmail: string | null; emailChangeStarted: boolean }> {
     const changesEmail = changes.email !== undefined && changes.email !== user.email;
     if (changesEmail && proof !== 'password-confirmed') await this.checkCurrentPassword(user, proof.currentPassword, proof.ip, locale);
@@ -158,6 +159,7 @@ export class AuthService {
       } catch (error) {
         throw localized(error, locale);
       }
+      if (by !== undefined) await this.deps.audit.recordBy(by, 'user.updated', { type: 'user', id: user.id, label: updated.email }, { fields: ['name'] });
     }
     const pending = await this.deps.emailChanges.pending(user.id);
     return { user: updated, pendingEmail: pending?.newEmail ?? null, emailChangeStarted: started };
@@ -178,7 +180,7 @@ export class AuthService {
       const message = t(locale, 'auth.throttle', { seconds: state.retryAfterSeconds, minutes: Math.ceil(state.retryAfterSeconds / 60) });
       throw new AppError(429, message, { current_password: [message] }, { 'retry-after': String(state.retryAfterSeconds) });
     }
-    if (!(await verifyPassword(user.password, password))) throw new ValidationError({ current_password: [t(locale, 'validation.current_password')] });
+    if (!(await this.deps.users.passwords.verify(user.password, password))) throw new ValidationError({ current_password: [t(locale, 'validation.current_password')] });
     await this.deps.throttle.clear(key);
   }
 
@@ -192,9 +194,10 @@ export class AuthService {
    * session (a borrowed or stolen one): throttled per user + IP in the password confirmation's
    * count (currentPasswordBucket). Past LOGIN_MAX_ATTEMPTS tries in a window the answer is 429
    * and no password is checked; a successful change clears the count. `ip` is the client as the sign-in pipeline
-   * counts it (normalizeIP: an IPv6 client by its /64), which every face passes.
+   * counts it (normalizeIP: an IPv6 client by its /64), which every face passes. With `by` (an
+   * administrator through the API), the change leaves the panel's audit line, naming the field.
    */
-  async changePassword(user: User, input: PasswordChange, locale: string, ip: string, earlier: FieldErrors = {}, keep: KeptAccess = {}): Promise<void> {
+  async changePassword(user: User, input: PasswordChange, locale: string, ip: string, earlier: FieldErrors = {}, keep: KeptAccess = {}, by?: Acting): Promise<void> {
     const key = currentPasswordBucket(user.id, ip);
     if (earlier.current_password === undefined) {
       const state = await this.deps.throttle.attempt(key, LOGIN_MAX_ATTEMPTS, LOGIN_DECAY_SECONDS);
@@ -206,7 +209,7 @@ export class AuthService {
     const rules = earlier.password === undefined ? checkNewPassword(input.password, input.password_confirmation, locale) : {};
     if (hasErrors(rules) || hasErrors(earlier)) {
       const current: FieldErrors = {};
-      if (earlier.current_password === undefined && !(await verifyPassword(user.password, input.current_password))) {
+      if (earlier.current_password === undefined && !(await this.deps.users.passwords.verify(user.password, input.current_password))) {
         current.current_password = [t(locale, 'validation.current_password')];
       }
       throw new ValidationError(ordered(['current_password', 'password'], earlier, current, rules));
@@ -218,6 +221,7 @@ export class AuthService {
     }
     await this.deps.throttle.clear(key);
     await this.signOutEverywhere(user.id, keep);
+    if (by !== undefined) await this.deps.audit.recordBy(by, 'user.updated', { type: 'user', id: user.id, label: user.email }, { fields: ['password'] });
   }
 
   /**

@@ -29,10 +29,14 @@ export function isLocale(value: string): value is Locale {
   return (LOCALES as readonly string[]).includes(value);
 }
 
+const PLACEHOLDER = /:([a-z_]+)/g;
+
 /** The message for `key` in `locale`, with `:name` placeholders replaced. */
-export function t(locale: string, key: string, replace: Record<string, string | number> = {}): string {
+export function t(locale: string, key: string, replace?: Record<string, string | number>): string {
   const template = catalog(isLocale(locale) ? locale : 'en').get(key) ?? catalog('en').get(key) ?? key;
-  return template.replace(/:([a-z_]+)/g, (match, name: string) => (Object.hasOwn(replace, name) ? String(replace[name]) : match));
+  // Without values there is nothing to replace (a page asks for dozens of messages, most plain).
+  if (replace === undefined || !template.includes(':')) return template;
+  return template.replace(PLACEHOLDER, (match, name: string) => (Object.hasOwn(replace, name) ? String(replace[name]) : match));
 }
 
 /**

@@ -25,16 +25,11 @@ async function withHashSlot<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-// OWASP's minimum for argon2id is m=19 MiB, t=2, p=1. The hashing runs on libuv's thread pool,
+// OWASP's minimum for argon2id is m=19 MiB, t=2, p=1: the default, and the least ARGON_MEMORY
+// and ARGON_TIME may ask for outside tests (config.ts). The hashing runs on libuv's thread pool,
 // off the event loop.
-// `algorithm: 2` is Algorithm.Argon2id (a const enum, which isolated modules cannot import).
-export const ARGON2_OPTIONS = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
-const CURRENT_PREFIX = `$argon2id$v=19$m=${ARGON2_OPTIONS.memoryCost},t=${ARGON2_OPTIONS.timeCost},p=${ARGON2_OPTIONS.parallelism}$`;
-
-/** Hashes a password with the current argon2id parameters. */
-export function hashPassword(password: string): Promise<string> {
-  return withHashSlot(() => hash(password, ARGON2_OPTIONS));
-}
+export type ArgonCost = { memoryKib: number; iterations: number };
+export const OWASP_ARGON2ID: ArgonCost = { memoryKib: 19456, iterations: 2 };
 
 export const BCRYPT_MAX_BYTES = 72;
 
@@ -43,41 +38,69 @@ function isBcrypt(stored: string): boolean {
 }
 
 /**
- * Checks a password against a stored argon2 or bcrypt hash; false for any malformed hash. An
- * account made through a provider has no hash (null): no password ever matches it, after the same
- * argon2 work as a wrong one, so a password form cannot tell that the account has none.
+ * Hashes and checks passwords at one argon2id cost. The services use the one config.ts
+ * describes; the suite's test apps use a low one, as Laravel's phpunit.xml lowers
+ * BCRYPT_ROUNDS: the argon2 work was a fifth of the suite's time.
  */
-export async function verifyPassword(stored: string | null, password: string): Promise<boolean> {
-  if (stored === null) return verifyDummy(password);
-  try {
-    // bcrypt reads only the first 72 bytes: a longer password would match every password that
-    // shares those bytes. It is refused rather than truncated; such an (imported) account signs
-    // in again through a password reset, which stores an argon2id hash of the whole password.
-    if (isBcrypt(stored)) {
-      if (Buffer.byteLength(password, 'utf8') > BCRYPT_MAX_BYTES) return false;
-      return await bcrypt.compare(password, stored.replace(/^\$2y\$/, '$2b$'));
+export class PasswordHasher {
+  // `algorithm: 2` is Algorithm.Argon2id (a const enum, which isolated modules cannot import).
+  private readonly options;
+  private readonly prefix: string;
+  private dummyHash: Promise<string> | null = null;
+
+  constructor(cost: ArgonCost = OWASP_ARGON2ID) {
+    this.options = { algorithm: 2, memoryCost: cost.memoryKib, timeCost: cost.iterations, parallelism: 1 } as const;
+    this.prefix = `$argon2id$v=19$m=${cost.memoryKib},t=${cost.iterations},p=1$`;
+  }
+
+  /** Hashes a password with this hasher's argon2id parameters. */
+  hash(password: string): Promise<string> {
+    return withHashSlot(() => hash(password, this.options));
+  }
+
+  /**
+   * Checks a password against a stored argon2 or bcrypt hash; false for any malformed hash. An
+   * account made through a provider has no hash (null): no password ever matches it, after the
+   * same argon2 work as a wrong one, so a password form cannot tell that the account has none.
+   */
+  async verify(stored: string | null, password: string): Promise<boolean> {
+    if (stored === null) return this.verifyDummy(password);
+    try {
+      // bcrypt reads only the first 72 bytes: a longer password would match every password that
+      // shares those bytes. It is refused rather than truncated; such an (imported) account signs
+      // in again through a password reset, which stores an argon2id hash of the whole password.
+      if (isBcrypt(stored)) {
+        if (Buffer.byteLength(password, 'utf8') > BCRYPT_MAX_BYTES) return false;
+        return await bcrypt.compare(password, stored.replace(/^\$2y\$/, '$2b$'));
+      }
+      if (stored.startsWith('$argon2')) return await withHashSlot(() => verify(stored, password));
+      return false;
+    } catch {
+      return false;
     }
-    if (stored.startsWith('$argon2')) return await withHashSlot(() => verify(stored, password));
-    return false;
-  } catch {
+  }
+
+  /** True when the hash is not argon2id with this hasher's parameters (bcrypt, or other settings); never without one. */
+  needsRehash(stored: string | null): boolean {
+    return stored !== null && !stored.startsWith(this.prefix);
+  }
+
+  /**
+   * Verifies against a fixed hash of the same cost and returns false. Called when no account has
+   * the email, so an unknown email costs the same argon2 work as a wrong password and timing
+   * reveals nothing.
+   */
+  async verifyDummy(password: string): Promise<false> {
+    this.dummyHash ??= this.hash('tessera-dummy-password-for-timing');
+    const stored = await this.dummyHash;
+    await withHashSlot(() => verify(stored, password)).catch(() => false);
     return false;
   }
 }
 
-/** True when the hash is not argon2id with today's parameters (bcrypt, or weaker settings); never without one. */
-export function needsRehash(stored: string | null): boolean {
-  return stored !== null && !stored.startsWith(CURRENT_PREFIX);
-}
-
-let dummyHash: Promise<string> | null = null;
-
-/**
- * Verifies against a fixed hash and returns false. Called when no account has the email, so an
- * unknown email costs the same argon2 work as a wrong password and timing reveals nothing.
- */
-export async function verifyDummy(password: string): Promise<false> {
-  dummyHash ??= hashPassword('tessera-dummy-password-for-timing');
-  const stored = await dummyHash;
-  await withHashSlot(() => verify(stored, password)).catch(() => false);
-  return false;
-}
+/** At OWASP's minimum, for code outside the services: the bench's and the tests' own accounts. */
+const owasp = new PasswordHasher();
+export const hashPassword = (password: string): Promise<string> => owasp.hash(password);
+export const verifyPassword = (stored: string | null, password: string): Promise<boolean> => owasp.verify(stored, password);
+export const needsRehash = (stored: string | null): boolean => owasp.needsRehash(stored);
+export const verifyDummy = (password: string): Promise<false> => owasp.verifyDummy(password);

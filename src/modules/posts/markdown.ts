@@ -10,13 +10,26 @@
 import MarkdownIt from 'markdown-it';
 import sanitizeHtml from 'sanitize-html';
 
-const markdown = new MarkdownIt({ html: true, linkify: true });
+const MARKDOWN_OPTIONS = { html: true, linkify: true } as const;
+const markdown = new MarkdownIt(MARKDOWN_OPTIONS);
 
 const ALLOWED = {
   allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'h1', 'h2', 'del', 's'],
   allowedAttributes: { a: ['href', 'title'], img: ['src', 'alt', 'title'], code: ['class'] },
   allowedSchemes: ['http', 'https', 'mailto'],
 } satisfies sanitizeHtml.IOptions;
+
+/**
+ * The rules above, for the editor's live preview (public/post-editor.js): the browser renders
+ * with the same markdown-it and these options, and DOMPurify keeps only these tags, attributes
+ * and schemes, so the preview shows what the server will publish. Written once, here.
+ */
+export const BROWSER_RENDERING = Object.freeze({
+  markdown: MARKDOWN_OPTIONS,
+  tags: ALLOWED.allowedTags,
+  attributes: ALLOWED.allowedAttributes,
+  schemes: ALLOWED.allowedSchemes,
+});
 
 // A rendered body is a pure function of the markdown, so the result is kept by the markdown
 // itself: nothing can go stale, an edited post is simply another key. Least recently used entries

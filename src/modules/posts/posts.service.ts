@@ -6,12 +6,14 @@ import { writeTransaction } from '../../db/connect.js';
 import type { Post } from '../../db/types.js';
 import type { Message } from '../i18n/translator.js';
 import { ValidationError, invalid, type FieldMessages } from '../shared/errors.js';
-import { parsePanelTime } from './panel-time.js';
+import { panelTimeValue, parsePanelTime } from './panel-time.js';
+import { AUTHOR_INVALID, authorAllowed, authorChoices, type AuthorChoice } from './authors.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { MaybePromise } from '../../lib/maybe-promise.js';
 import { slugify } from './slug.js';
 import { publishedNeighbours, type Neighbours } from './posts.neighbours.js';
 import { findPublishedBySlug } from './published.repository.js';
+import { LOCALE_NOT_OFFERED, offersLocale, postLocale, type OfferedLocales } from './locales.js';
 import {
   countPosts,
   deletePost,
@@ -37,8 +39,11 @@ const SLUG_REQUIRED: Message = { key: 'admin.posts.errors.slug_required' };
 /** A write by slug alone where the slug names posts in several languages (an API text, translated by its words). */
 const SLUG_IN_SEVERAL_LOCALES = 'The slug is used in several languages: give the locale parameter to choose the post.';
 
-/** The panel editor's fields as typed; `published_at` is a datetime-local value, in UTC. */
-export type PostForm = { title: string; slug: string; excerpt: string; body: string; locale: string; status: PostStatus; published_at: string };
+/**
+ * The panel editor's fields as typed; `published_at` is a datetime-local value, in UTC;
+ * `author_id` an account's id, or empty for the post's author as it is (a new post's: the writer).
+ */
+export type PostForm = { title: string; slug: string; excerpt: string; body: string; locale: string; status: PostStatus; published_at: string; author_id?: string };
 
 export type PostInput = {
   title?: string;
@@ -48,6 +53,8 @@ export type PostInput = {
   locale?: string;
   status?: PostStatus;
   published_at?: string | null;
+  /** An account that may write posts (authors.ts); a post keeps the author it has. */
+  author_id?: number | null;
 };
 
 export type { Page } from './posts.repository.js';
@@ -56,11 +63,14 @@ export type ListFilterInput = { status: PostStatus; locale: string; page: number
 
 export class PostService {
   /**
-   * `findPublicPage`: how a page of the public list is read; the app passes the reader kept in
-   * memory while the database is unchanged (src/perf/kept-reads.ts), which may answer at once.
+   * `offeredLocales`: the languages the site offers now (the settings'), which a post's language
+   * must be one of. `findPublicPage`: how a page of the public list is read; the app passes the
+   * reader kept in memory while the database is unchanged (src/perf/kept-reads.ts), which may
+   * answer at once.
    */
   constructor(
     private readonly db: Db,
+    private readonly offeredLocales: OfferedLocales,
     private readonly findPublicPage: (filter: PublicPageFilter) => MaybePromise<PublicPage> = publicPages(db),
   ) {}
 
@@ -122,18 +132,24 @@ export class PostService {
     return posts[0];
   }
 
-  /** Creates a post; the slug comes from the title when absent and must be unique in its locale (422). */
+  /**
+   * Creates a post; the slug comes from the title when absent and must be unique in its locale
+   * (422). Its author is `input.author_id` when given (one who may write posts, else 422), else
+   * `authorId`, the writer.
+   */
   async create(authorId: number | null, input: PostInput & { title: string }): Promise<PostWithAuthor> {
     const slug = input.slug ?? slugify(input.title);
     if (slug === '') throw invalid({ slug: [SLUG_REQUIRED] });
+    await this.checkAuthor(input.author_id, undefined);
     const now = new Date().toISOString();
     const status = input.status ?? 'draft';
-    const locale = input.locale ?? 'en';
+    const locale = postLocale(input.locale ?? 'en');
+    await this.checkLocale(locale);
     const post = await this.guardSlug(() =>
       writeTransaction(this.db, async (trx) => {
         if (await slugTaken(trx, slug, locale)) throw invalid({ slug: [TAKEN_SLUG] });
         return insertPost(trx, {
-          author_id: authorId,
+          author_id: input.author_id === undefined ? authorId : input.author_id,
           title: input.title,
           slug,
           excerpt: input.excerpt ?? '',
@@ -150,11 +166,19 @@ export class PostService {
     return this.reload(post);
   }
 
-  /** Updates the fields given; a new slug or locale must leave the slug unique in its locale. */
+  /** Updates the fields given; a new slug or locale must leave the slug unique in its locale, a new author may write posts. */
   async update(post: Post, input: PostInput): Promise<PostWithAuthor> {
+    await this.checkAuthor(input.author_id, post.author_id);
     const changes: Partial<Post> = { updated_at: new Date().toISOString() };
-    for (const key of ['title', 'slug', 'excerpt', 'body', 'locale', 'status', 'published_at'] as const) {
+    for (const key of ['title', 'slug', 'excerpt', 'body', 'status', 'published_at', 'author_id'] as const) {
       if (input[key] !== undefined) Object.assign(changes, { [key]: input[key] });
+    }
+    // Only a move to another language is checked: a post written in a language the site has
+    // stopped offering stays editable in it (its editor sends that language back unchanged).
+    const locale = input.locale === undefined ? post.locale : postLocale(input.locale);
+    if (locale !== post.locale) {
+      await this.checkLocale(locale);
+      changes.locale = locale;
     }
     if (input.status === 'published' && input.published_at === undefined && post.published_at === null) {
       changes.published_at = changes.updated_at;
@@ -180,18 +204,52 @@ export class PostService {
    */
   async saveForm(post: Post | null, authorId: number | null, form: PostForm, earlier: FieldMessages = {}): Promise<PostWithAuthor> {
     const errors: FieldMessages = { ...earlier };
-    const when = parsePanelTime(form.published_at);
+    // The time shown in the field, sent back unchanged, keeps the stored time to the millisecond.
+    const unchanged = post !== null && form.published_at !== '' && form.published_at === panelTimeValue(post.published_at);
+    const when = unchanged ? post.published_at : parsePanelTime(form.published_at);
     if (when === undefined && errors.published_at === undefined) errors.published_at = [{ key: 'validation.date', attribute: 'published_at' }];
+    const author = formAuthor(form.author_id);
+    if (author === null || (author !== undefined && !(await authorAllowed(this.db.kysely, author, post?.author_id)))) errors.author_id = [AUTHOR_INVALID];
     if (Object.keys(errors).length > 0) throw invalid(errors);
     const slug = form.slug !== '' ? form.slug : slugify(form.title);
     if (slug === '') throw invalid({ slug: [SLUG_REQUIRED] });
     const publishedAt = when === null && form.status === 'published' ? (post?.published_at ?? undefined) : when;
-    const input = { title: form.title, slug, excerpt: form.excerpt, body: form.body, locale: form.locale, status: form.status, published_at: publishedAt };
+    const input = {
+      title: form.title,
+      slug,
+      excerpt: form.excerpt,
+      body: form.body,
+      locale: form.locale,
+      status: form.status,
+      published_at: publishedAt,
+      ...(author === undefined ? {} : { author_id: author }),
+    };
     return post === null ? this.create(authorId, input) : this.update(post, input);
+  }
+
+  /** The accounts a post's author may be chosen among. */
+  authorChoices(): Promise<AuthorChoice[]> {
+    return authorChoices(this.db.kysely);
+  }
+
+  /** The other posts with this post's slug (its translations, one per locale), oldest first. */
+  async translationsOf(post: Pick<Post, 'id' | 'slug'>): Promise<PostWithAuthor[]> {
+    return (await findPostsBySlug(this.db.kysely, post.slug)).filter((other) => other.id !== post.id);
   }
 
   async remove(post: Post): Promise<void> {
     await deletePost(this.db.kysely, post.id);
+  }
+
+  // A post in a language the site does not offer could never be listed nor fed: 422 on locale,
+  // as the list's filter answers.
+  private async checkLocale(locale: string): Promise<void> {
+    if (!offersLocale(await this.offeredLocales(), locale)) throw invalid({ locale: [LOCALE_NOT_OFFERED] });
+  }
+
+  // A named author must be the post's own or one who may write posts.
+  private async checkAuthor(authorId: number | null | undefined, current: number | null | undefined): Promise<void> {
+    if (authorId !== undefined && !(await authorAllowed(this.db.kysely, authorId, current))) throw invalid({ author_id: [AUTHOR_INVALID] });
   }
 
   private async reload(post: Post): Promise<PostWithAuthor> {
@@ -207,4 +265,10 @@ export class PostService {
       throw error;
     }
   }
+}
+
+/** The editor's author field: undefined when empty (the author as it is), null when not an id. */
+function formAuthor(value: string | undefined): number | null | undefined {
+  if (value === undefined || value === '') return undefined;
+  return /^[1-9][0-9]{0,9}$/.test(value) ? Number(value) : null;
 }

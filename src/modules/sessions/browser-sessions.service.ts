@@ -14,7 +14,7 @@ export type BrowserSession = {
   handle: string;
   device: Device;
   ip: string | null;
-  /** The row's last save: each request of the session saves it (rolling sessions). */
+  /** The row's last save: a request of the session saves it at most once per touch interval (session-store.ts). */
   lastActiveAt: string;
   current: boolean;
 };

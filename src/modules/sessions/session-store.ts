@@ -3,10 +3,12 @@
 // once (password reset, account deletion) without reading payloads.
 import type { Db } from '../../db/connect.js';
 import { bookkeepingFailed } from '../../db/outage-log.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 
 /** A session as the store keeps it; @fastify/session hands its own Session, which says whether it changed. */
 export type StoredSession = {
-  cookie?: { expires?: string | Date | null };
+  /** `originalExpires`: the idle end the session had when it was read (set by @fastify/session's Cookie from the stored `expires`). */
+  cookie?: { expires?: string | Date | null; originalExpires?: Date };
   userId?: number;
   adminUserId?: number;
   ip?: string;
@@ -14,29 +16,52 @@ export type StoredSession = {
   isModified?: () => boolean;
 };
 
+/** What get() reads of a session's row. */
+export type SessionRow = Readonly<{ payload: string; expires_at: string; created_at: string | null }>;
+
+/** Reads a session's row by id. */
+export function sessionRows(db: Db): (sessionId: string) => Promise<SessionRow | undefined> {
+  return (sessionId) => db.kysely.selectFrom('sessions').select(['payload', 'expires_at', 'created_at']).where('id', '=', sessionId).executeTakeFirst();
+}
+
 const text = (value: unknown, max: number): string | null => (typeof value === 'string' && value !== '' ? value.slice(0, max) : null);
 type Callback = (error?: unknown) => void;
 type GetCallback = (error: unknown, session?: StoredSession | null) => void;
 
 export class DbSessionStore {
+  /**
+   * A session used again without a change is written again only once its idle end would move
+   * by this much: a minute, or a tenth of a shorter lifetime. So a signed-in page is not a write
+   * (a write also drops every kept read of this instance); the idle end lags the last request by
+   * less than this.
+   */
+  readonly touchIntervalMs: number;
+
   constructor(
     private readonly db: Db,
     private readonly lifetimeMinutes: number,
     /** Minutes after its creation that a session ends whatever its activity; 0 = no limit. */
     private readonly absoluteMinutes = 0,
-  ) {}
+    /** How a row is read: the app passes the reader kept while the database is unchanged (src/perf/kept-reads.ts). */
+    private readonly readRow: (sessionId: string) => MaybePromise<SessionRow | undefined> = sessionRows(db),
+  ) {
+    this.touchIntervalMs = Math.min(60_000, (lifetimeMinutes * 60_000) / 10);
+  }
 
   /**
    * Saves the session. A save of a session whose content did not change only moves its idle
-   * expiry forward (each request does it: the lifetime is rolling): bookkeeping, so a failure
-   * of it (a full disk) is logged and dropped, and the page is answered all the same. A save
-   * that carries a change (a sign-in, a CSRF secret, a flash message) fails the request.
+   * expiry forward (the lifetime is rolling), and only once per touch interval: bookkeeping, so a
+   * failure of it (a full disk) is logged and dropped, and the page is answered all the same. A
+   * save that carries a change (a sign-in, a CSRF secret, a flash message) is always written and
+   * fails the request when it fails.
    */
   set(sessionId: string, session: StoredSession, callback: Callback): void {
     const idleRefresh = typeof session.isModified === 'function' && !session.isModified();
     const now = new Date();
     const cookieExpires = session.cookie?.expires;
     const expires = cookieExpires ? new Date(cookieExpires) : new Date(now.getTime() + this.lifetimeMinutes * 60_000);
+    const stored = session.cookie?.originalExpires;
+    if (idleRefresh && stored instanceof Date && expires.getTime() - stored.getTime() < this.touchIntervalMs) return callback();
     const row = {
       id: sessionId,
       user_id: typeof session.userId === 'number' ? session.userId : null,
@@ -76,23 +101,29 @@ export class DbSessionStore {
   }
 
   get(sessionId: string, callback: GetCallback): void {
-    this.db.kysely
-      .selectFrom('sessions')
-      .select(['payload', 'expires_at', 'created_at'])
-      .where('id', '=', sessionId)
-      .executeTakeFirst()
-      .then((row) => {
-        if (row === undefined) return callback(null, null);
-        // An idle session past its lifetime is gone, even if its cookie is replayed; so is one
-        // past its absolute lifetime, however active.
-        const now = Date.now();
-        const tooOld = this.absoluteMinutes > 0 && row.created_at !== null && Date.parse(row.created_at) + this.absoluteMinutes * 60_000 <= now;
-        if (Date.parse(row.expires_at) <= now || tooOld) {
-          this.destroy(sessionId, () => callback(null, null));
-          return;
-        }
-        callback(null, JSON.parse(row.payload) as StoredSession);
-      }, callback);
+    const found = (row: SessionRow | undefined) => {
+      if (row === undefined) return callback(null, null);
+      // An idle session past its lifetime is gone, even if its cookie is replayed; so is one
+      // past its absolute lifetime, however active.
+      const now = Date.now();
+      const tooOld = this.absoluteMinutes > 0 && row.created_at !== null && Date.parse(row.created_at) + this.absoluteMinutes * 60_000 <= now;
+      if (Date.parse(row.expires_at) <= now || tooOld) {
+        this.destroy(sessionId, () => callback(null, null));
+        return;
+      }
+      // The row's idle end is the one that counts (set() compares the next one with it).
+      const session = JSON.parse(row.payload) as StoredSession;
+      session.cookie = { ...session.cookie, expires: row.expires_at };
+      callback(null, session);
+    };
+    let row: MaybePromise<SessionRow | undefined>;
+    try {
+      row = this.readRow(sessionId);
+    } catch (error) {
+      return callback(error);
+    }
+    if (row instanceof Promise) row.then(found, callback);
+    else found(row);
   }
 
   destroy(sessionId: string, callback: Callback): void {

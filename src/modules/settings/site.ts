@@ -1,6 +1,6 @@
 // The settings a reader sees the effect of: the site's name (page titles, the header), its
-// description, its default language, the languages it offers and how many posts a page of the
-// blog shows. Read from the settings table
+// description, its default language, the languages it offers, how many posts a page of the
+// blog shows and the home page's headline, introduction and API card. Read from the settings table
 // whether public or not (the public flag says what GET /api/settings shows, not what applies);
 // a missing or unusable value falls back to the configuration (APP_NAME, APP_LOCALE).
 //
@@ -11,7 +11,13 @@
 // language switch offers only these, and a visitor is never shown another.
 import { LOCALES, isLocale, type Locale } from '../i18n/translator.js';
 
-export const SITE_KEYS = ['site_name', 'site_description', 'default_locale', 'locales', 'posts_per_page'] as const;
+export const SITE_KEYS = ['site_name', 'site_description', 'home_headline', 'home_intro', 'home_api_card', 'default_locale', 'locales', 'posts_per_page'] as const;
+export type SiteKey = (typeof SITE_KEYS)[number];
+
+/** A key the site form owns: edited there (empty means the default), never deleted. */
+export function isSiteKey(key: string): key is SiteKey {
+  return (SITE_KEYS as readonly string[]).includes(key);
+}
 
 /** Posts on a page of the blog when `posts_per_page` is missing or unusable (the API's default too). */
 export const DEFAULT_POSTS_PER_PAGE = 15;
@@ -26,6 +32,11 @@ export type SiteSettings = {
   contentLocales: readonly string[] | null;
   /** Posts on a page of the blog (/blog, the home page), 1..100. */
   postsPerPage: number;
+  /** The home page's headline and introduction; null shows the default (the name, a translated text). */
+  headline: string | null;
+  intro: string | null;
+  /** Whether the home page shows the card about the API (on unless turned off). */
+  apiCard: boolean;
 };
 
 /** What applies before any setting exists. */
@@ -54,7 +65,7 @@ export function normalLocale(value: unknown): string | null {
  * `posts_per_page` as an integer of 1..100: a JSON number, or digits typed as text in the panel
  * ("10" and 10 mean the same to an editor); anything else is unusable (null).
  */
-function postsPerPage(value: unknown): number | null {
+export function postsPerPage(value: unknown): number | null {
   const number = typeof value === 'string' && /^\s*\d{1,3}\s*$/.test(value) ? Number(value) : value;
   return typeof number === 'number' && Number.isInteger(number) && number >= 1 && number <= MAX_POSTS_PER_PAGE ? number : null;
 }
@@ -78,5 +89,8 @@ export function siteSettings(values: Readonly<Record<string, unknown>>, defaults
     interfaceLocales: content === null ? LOCALES : LOCALES.filter((code) => content.includes(code)),
     contentLocales: content,
     postsPerPage: postsPerPage(values.posts_per_page) ?? DEFAULT_POSTS_PER_PAGE,
+    headline: text(values.home_headline),
+    intro: text(values.home_intro),
+    apiCard: values.home_api_card !== false,
   };
 }

@@ -157,10 +157,13 @@ export class SignInService {
     this.deps.newDevices.notice(user, { ...notice, channel: realm });
   }
 
-  /** Completes an API sign-in: the token (its secret shown once), its audit line, the new-device notice. */
-  async issueToken(signedIn: SignedIn & { realm: 'api' }, deviceName: string, notice: Omit<SignInNotice, 'channel'>): Promise<{ plaintext: string }> {
+  /**
+   * Completes an API sign-in: the token (its secret shown once, its own expiry when asked for,
+   * checked before the sign-in by TokenService.ownExpiry), its audit line, the new-device notice.
+   */
+  async issueToken(signedIn: SignedIn & { realm: 'api' }, deviceName: string, notice: Omit<SignInNotice, 'channel'>, expiresAt: Date | null = null): Promise<{ plaintext: string }> {
     const { user, method } = signedIn;
-    const token = await this.deps.tokens.issue(user.id, deviceName, ['*']);
+    const token = await this.deps.tokens.issue(user.id, deviceName, ['*'], expiresAt);
     await this.deps.audit.record(user, 'auth.token_issued', { type: 'token', id: token.id, label: deviceName }, { method }, notice.ip);
     this.deps.newDevices.notice(user, { ...notice, channel: 'api' });
     return token;

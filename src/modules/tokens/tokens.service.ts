@@ -5,11 +5,13 @@ import { truncateWal } from '../../db/space.js';
 import { bookkeepingFailed } from '../../db/outage-log.js';
 import { then, type MaybePromise } from '../../lib/maybe-promise.js';
 import { ABILITIES, parseAbilities, type Ability } from './abilities.js';
-import { effectiveExpiry } from './expiry.js';
+import { effectiveExpiry, lifetimeEnd, ownExpiry, type ExpiryRequest } from './expiry.js';
+import { invalid } from '../shared/errors.js';
 import { tokenLookup, type AuthenticatedToken, type FoundToken } from './tokens.repository.js';
 import { generateSecret, hashSecret, parseToken, sameDigest, secretDigest, type TokenCredentials } from './token-string.js';
 
 export type { AuthenticatedToken } from './tokens.repository.js';
+export type { ExpiryRequest } from './expiry.js';
 
 /** A token as its owner sees it on the API tokens page. */
 export type UserToken = {
@@ -54,8 +56,27 @@ export class TokenService {
     return parseToken(plaintext, this.config.tokenPrefix);
   }
 
-  /** Creates a token for the user and returns its plaintext, which is never stored. */
-  async issue(userId: number, name: string, abilities: readonly string[] = ['*']): Promise<{ plaintext: string; id: number }> {
+  /**
+   * The own expiry a new token may carry, as Sanctum 4's createToken takes one: in the future and
+   * no later than the global lifetime (SANCTUM_EXPIRATION) allows a token made now; 422 on
+   * `expires_at` otherwise. Checked before the token is made (and, on the API, before the sign-in).
+   */
+  ownExpiry(request: ExpiryRequest, now = Date.now()): Date {
+    const result = ownExpiry(request, now, this.config.tokenExpirationMinutes);
+    if (typeof result !== 'number') throw invalid({ expires_at: [result] });
+    return new Date(result);
+  }
+
+  /** When the global lifetime of a token made now ends (ms since the epoch), or null without one. */
+  tokenLifetimeEnd(now = Date.now()): number | null {
+    return lifetimeEnd(now, this.config.tokenExpirationMinutes);
+  }
+
+  /**
+   * Creates a token for the user and returns its plaintext, which is never stored. `expiresAt`:
+   * its own expiry, checked by ownExpiry(); without it, the global lifetime's end, if any.
+   */
+  async issue(userId: number, name: string, abilities: readonly string[] = ['*'], expiresAt: Date | null = null): Promise<{ plaintext: string; id: number }> {
     const secret = generateSecret(this.config.tokenPrefix);
     const now = new Date();
     const minutes = this.config.tokenExpirationMinutes;
@@ -67,7 +88,7 @@ export class TokenService {
         token: hashSecret(secret),
         abilities: JSON.stringify(abilities),
         last_used_at: null,
-        expires_at: minutes === null ? null : new Date(now.getTime() + minutes * 60_000).toISOString(),
+        expires_at: expiresAt !== null ? expiresAt.toISOString() : minutes === null ? null : new Date(now.getTime() + minutes * 60_000).toISOString(),
         created_at: now.toISOString(),
         updated_at: now.toISOString(),
       })

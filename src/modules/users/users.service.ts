@@ -3,7 +3,8 @@
 import type { Db } from '../../db/connect.js';
 import { writeTransaction } from '../../db/connect.js';
 import type { User } from '../../db/types.js';
-import { hashPassword, needsRehash, verifyDummy, verifyPassword } from '../passwords/hasher.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
+import { PasswordHasher } from '../passwords/hasher.js';
 import { translate, type Message } from '../i18n/translator.js';
 import { invalid } from '../shared/errors.js';
 import { isUniqueViolation } from '../../db/errors.js';
@@ -23,7 +24,16 @@ export type NewAccount = {
 };
 
 export class UserService {
-  constructor(private readonly db: Db) {}
+  /**
+   * `findUser`: how a user is read by id; the app passes the reader kept in memory while the
+   * database is unchanged (src/perf/kept-reads.ts), which may answer at once.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly findUser: (id: number) => MaybePromise<User | undefined> = (id) => findUserById(db.kysely, id),
+    /** The argon2id cost of ARGON_MEMORY and ARGON_TIME (config.ts); every password check of the account goes through it. */
+    readonly passwords: PasswordHasher = new PasswordHasher(),
+  ) {}
 
   /**
    * Returns the user whose email and password match, else null. An unknown email still costs
@@ -32,16 +42,16 @@ export class UserService {
    */
   async attempt(email: string, password: string): Promise<User | null> {
     const user = await findUserByEmail(this.db.kysely, email);
-    if (user === undefined) return verifyDummy(password).then(() => null);
-    if (!(await verifyPassword(user.password, password))) return null;
-    if (needsRehash(user.password)) {
-      await updateUser(this.db.kysely, user.id, { password: await hashPassword(password) });
+    if (user === undefined) return this.passwords.verifyDummy(password).then(() => null);
+    if (!(await this.passwords.verify(user.password, password))) return null;
+    if (this.passwords.needsRehash(user.password)) {
+      await updateUser(this.db.kysely, user.id, { password: await this.passwords.hash(password) });
     }
     return user;
   }
 
-  findById(id: number): Promise<User | undefined> {
-    return findUserById(this.db.kysely, id);
+  async findById(id: number): Promise<User | undefined> {
+    return this.findUser(id);
   }
 
   findByEmail(email: string): Promise<User | undefined> {
@@ -51,7 +61,7 @@ export class UserService {
   /** Creates an account; 422 on `email` when the address is taken. */
   async create(account: NewAccount): Promise<User> {
     const now = new Date().toISOString();
-    const password = await hashPassword(account.password);
+    const password = await this.passwords.hash(account.password);
     try {
       return await writeTransaction(this.db, async (trx) => {
         if (await emailTaken(trx, account.email)) throw invalid({ email: [TAKEN_EMAIL] });
@@ -87,7 +97,7 @@ export class UserService {
   /** Checks the current password, then stores the new one; 422 on `current_password` when wrong. */
   async changePassword(userId: number, currentPassword: string, newPassword: string): Promise<void> {
     const user = await findUserById(this.db.kysely, userId);
-    if (user === undefined || !(await verifyPassword(user.password, currentPassword))) {
+    if (user === undefined || !(await this.passwords.verify(user.password, currentPassword))) {
       throw invalid({ current_password: [{ key: 'validation.current_password' }] });
     }
     await this.setPassword(userId, newPassword);
@@ -100,7 +110,7 @@ export class UserService {
   async setFirstPassword(userId: number, newPassword: string): Promise<boolean> {
     const result = await this.db.kysely
       .updateTable('users')
-      .set({ password: await hashPassword(newPassword), updated_at: new Date().toISOString() })
+      .set({ password: await this.passwords.hash(newPassword), updated_at: new Date().toISOString() })
       .where('id', '=', userId)
       .where('password', 'is', null)
       .executeTakeFirst();
@@ -110,7 +120,7 @@ export class UserService {
   /** Stores a new password hash and forgets the remember-me token. */
   async setPassword(userId: number, newPassword: string): Promise<void> {
     await updateUser(this.db.kysely, userId, {
-      password: await hashPassword(newPassword),
+      password: await this.passwords.hash(newPassword),
       remember_token: null,
       updated_at: new Date().toISOString(),
     });

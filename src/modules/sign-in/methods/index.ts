@@ -9,7 +9,7 @@ import { passwordConfirmationMethod } from './password-confirmation.js';
 import { passwordMethod } from './password.js';
 
 export type MethodDeps = {
-  users: Pick<UserService, 'attempt' | 'findById'>;
+  users: Pick<UserService, 'attempt' | 'findById' | 'passwords'>;
   passkeys: Pick<PasskeyService, 'authenticate'>;
   identities: Pick<IdentityService, 'signIn'>;
   /** LOGIN_RATE_LIMIT: POST /api/tokens' attempts a minute per email + address (0: none). */
@@ -20,7 +20,7 @@ export function signInMethods(deps: MethodDeps) {
   return {
     password: passwordMethod(deps),
     passkey: passkeyMethod(deps),
-    passwordConfirmation: passwordConfirmationMethod(),
+    passwordConfirmation: passwordConfirmationMethod(deps),
     oidc: oidcMethod(deps),
   };
 }

@@ -4,9 +4,9 @@
 import type { User } from '../../../db/types.js';
 import { currentPasswordBucket, LOGIN_DECAY_SECONDS, LOGIN_MAX_ATTEMPTS } from '../../auth/auth.service.js';
 import { t } from '../../i18n/translator.js';
-import { verifyPassword } from '../../passwords/hasher.js';
 import { AppError, ValidationError, type FieldErrors } from '../../shared/errors.js';
 import type { SignInMethod } from '../method.js';
+import type { MethodDeps } from './index.js';
 
 export type PasswordConfirmationProof = {
   user: User;
@@ -16,7 +16,7 @@ export type PasswordConfirmationProof = {
 };
 
 /** Confirming the password of an account already signed in (never a way in by itself). */
-export function passwordConfirmationMethod(): SignInMethod<PasswordConfirmationProof> {
+export function passwordConfirmationMethod(deps: Pick<MethodDeps, 'users'>): SignInMethod<PasswordConfirmationProof> {
   return {
     name: 'password-confirmation',
     realms: ['site', 'panel'],
@@ -34,7 +34,7 @@ export function passwordConfirmationMethod(): SignInMethod<PasswordConfirmationP
       },
     }),
     // An account made through a provider has no password: nothing matches it (after the same work).
-    verify: async ({ user, password }) => ((await verifyPassword(user.password, password)) ? user : null),
+    verify: async ({ user, password }) => ((await deps.users.passwords.verify(user.password, password)) ? user : null),
     refused: ({ locale }) => new ValidationError({ password: [t(locale, 'auth.password')] }),
   };
 }
