@@ -26,7 +26,13 @@ import { pino, type Logger } from 'pino';
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import type { Config } from './config.js';
 
-/** A worker that dies sooner than this after it was started died "right after start". */
+/**
+ * A worker that dies before it listens, or sooner than this after it began listening, died "right
+ * after start". Measured from listening, not from the fork: a worker's start (loading the modules,
+ * opening the database) takes 1–2 s on a quiet machine but over 10 s on a slow, busy one, and
+ * counted from the fork a worker that failed while starting there would never count, and the loop
+ * would go on forever.
+ */
 const EARLY_DEATH_MS = 10_000;
 /**
  * A crash loop: this many workers died right after start within CRASH_WINDOW_MS. Replacing them
@@ -105,10 +111,10 @@ function primaryMetrics(workers: () => Iterable<Worker>, running: () => number) 
 export function runPrimary(config: Config): void {
   // Written at once (few lines), so that they keep their order and none is lost at process.exit.
   const log: Logger = pino({ level: config.logLevel }, pino.destination({ dest: 1, sync: true }));
-  const started = new Map<Worker, number>();
-  // The workers that have listened: the others cannot answer a metrics collection yet.
-  const listening = new Set<Worker>();
-  const metrics = config.metricsToken === null ? null : primaryMetrics(() => listening, () => started.size);
+  const started = new Set<Worker>();
+  // The workers that have listened, and when: the others cannot answer a metrics collection yet.
+  const listening = new Map<Worker, number>();
+  const metrics = config.metricsToken === null ? null : primaryMetrics(() => listening.keys(), () => started.size);
   const earlyDeaths: number[] = [];
   let served = false;
   let stopping = false;
@@ -119,7 +125,7 @@ export function runPrimary(config: Config): void {
   });
   const fork = () => {
     const worker = cluster.fork();
-    started.set(worker, Date.now());
+    started.add(worker);
     // A message to a worker that has just died fails (EPIPE): its exit, handled below, follows.
     // Unheard, the error would end the primary and with it the service.
     worker.on('error', (error: Error) => log.warn({ ...describe(worker), err: error }, 'worker channel error'));
@@ -129,21 +135,22 @@ export function runPrimary(config: Config): void {
     exitCode = Math.max(exitCode, code);
     if (stopping) return;
     stopping = true;
-    for (const worker of started.keys()) worker.process.kill('SIGTERM');
+    for (const worker of started) worker.process.kill('SIGTERM');
     setTimeout(() => {
-      for (const worker of started.keys()) worker.process.kill('SIGKILL');
+      for (const worker of started) worker.process.kill('SIGKILL');
     }, DRAIN_LIMIT_MS).unref();
     if (started.size === 0) process.exit(exitCode);
   };
 
   cluster.on('listening', (worker) => {
     served = true;
-    listening.add(worker);
+    listening.set(worker, Date.now());
     log.info(describe(worker), 'worker listening');
   });
 
   cluster.on('exit', (worker, code, signal) => {
-    const lifetime = Date.now() - (started.get(worker) ?? 0);
+    const listenedAt = listening.get(worker);
+    const servedFor = listenedAt === undefined ? 0 : Date.now() - listenedAt;
     started.delete(worker);
     listening.delete(worker);
     if (stopping) {
@@ -164,14 +171,14 @@ export function runPrimary(config: Config): void {
       stop(1);
       return;
     }
-    if (lifetime < EARLY_DEATH_MS) {
+    if (servedFor < EARLY_DEATH_MS) {
       const now = Date.now();
       earlyDeaths.push(now);
       while (earlyDeaths[0] !== undefined && earlyDeaths[0] < now - CRASH_WINDOW_MS) earlyDeaths.shift();
       if (earlyDeaths.length >= MAX_EARLY_DEATHS) {
         log.fatal(
           describe(worker, code, signal),
-          `workers keep dying right after start (${earlyDeaths.length} within ${CRASH_WINDOW_MS / 1000} s, each less than ${EARLY_DEATH_MS / 1000} s after it started): stopping`,
+          `workers keep dying right after start (${earlyDeaths.length} within ${CRASH_WINDOW_MS / 1000} s, each before or less than ${EARLY_DEATH_MS / 1000} s after it listened): stopping`,
         );
         stop(1);
         return;
