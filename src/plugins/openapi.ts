@@ -8,7 +8,9 @@ import swaggerUi from '@fastify/swagger-ui';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import { errorResponses } from '../http/shared/schemas.js';
+import { ErrorEnvelope, errorResponses, type ErrorBody } from '../http/shared/schemas.js';
+import type { ErrorObject } from 'ajv';
+import { formatValidationErrors, validatorCompiler } from '../http/shared/validation.js';
 import { t, type Locale } from '../modules/i18n/translator.js';
 import { SESSION_COOKIE, cookieName } from './session.js';
 import { localeOf } from './views.js';
@@ -149,6 +151,69 @@ function literalUnionsAsEnums(schema: TSchema): TSchema {
   return { ...schema, properties } as TSchema;
 }
 
+// Each error answer's example: the envelope the service really sends with that status (the
+// messages of plugins/errors.ts, the guards and the rate limit), a 422 as the route's own
+// validation answers, so that every operation, a body-less 204 one too, shows what a failure looks
+// like. (The SPA steps give their own, in http/web/spa-contract.ts; /up documents its 503.)
+const ERROR_MESSAGES: Record<number, string> = {
+  400: 'The request body is not valid JSON.',
+  401: 'Unauthenticated.',
+  403: 'This action is unauthorized.',
+  404: 'Not Found.',
+  405: 'Method Not Allowed.',
+  413: 'The request body is too large.',
+  415: 'Unsupported Media Type.',
+  419: 'CSRF token mismatch.',
+  429: 'Too Many Attempts.',
+  500: 'Server Error.',
+  503: 'Service Unavailable.',
+};
+
+/**
+ * A 422 as the route's own validation words it (shared/validation.ts runs the input schema): the
+ * body sent empty, else the first field of the body, query or path that a wrong value fails.
+ */
+function fieldError(schema: FastifySchema, method: string, url: string): ErrorBody {
+  const parts = [
+    ['body', schema.body],
+    ['querystring', schema.querystring],
+    ['params', schema.params],
+  ] as const;
+  for (const [httpPart, input] of parts) {
+    if (input === undefined) continue;
+    let validate: ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+    try {
+      validate = validatorCompiler({ schema: input, httpPart, method, url }) as typeof validate;
+    } catch {
+      continue; // a schema this compiler cannot take alone: the generic example below
+    }
+    const refused = (data: Record<string, unknown>): ErrorBody | undefined => (validate(data) ? undefined : formatValidationErrors(validate.errors ?? []));
+    const empty = httpPart === 'body' ? refused({}) : undefined;
+    if (empty !== undefined) return empty;
+    for (const name of Object.keys(((input as TSchema).properties ?? {}) as Record<string, TSchema>)) {
+      for (const wrong of ['%', '', -1]) {
+        const answer = refused({ [name]: wrong });
+        if (answer !== undefined) return answer;
+      }
+    }
+  }
+  return { message: 'The given data was invalid.', errors: {} };
+}
+
+function errorExample(status: number, schema: FastifySchema, auth: RouteAuth | undefined, method: string, url: string): ErrorBody {
+  if (status === 422) return fieldError(schema, method, url);
+  // A public route's 401 is its handler's: the sign-in of POST /api/tokens.
+  if (status === 401 && (auth === undefined || auth === 'public')) return { message: 'The provided credentials are incorrect.', errors: {} };
+  return { message: ERROR_MESSAGES[status] ?? 'Server Error.', errors: {} };
+}
+
+/** An error answer (a reference to the envelope) without an example gets the service's own. */
+function withErrorExample(response: TSchema, status: number, schema: FastifySchema, auth: RouteAuth | undefined, method: string, url: string): TSchema {
+  const { $ref, examples } = response as { $ref?: string; examples?: unknown[] };
+  if (status < 400 || $ref !== ErrorEnvelope.$id || examples !== undefined) return response;
+  return { ...response, examples: [errorExample(status, schema, auth, method, url)] } as TSchema;
+}
+
 type Transform = (input: { schema: FastifySchema; url: string; route: RouteOptions }) => { schema: FastifySchema; url: string };
 
 /** Whether a browser route is one a first-party SPA calls with JSON (config.spa): documented too. */
@@ -185,7 +250,7 @@ const transform: Transform = ({ schema, url, route }) => {
   }
   for (const [status, success] of Object.entries(response)) {
     if (success.description === undefined && SUCCESS_TEXT[status] !== undefined) response[status] = { ...success, description: SUCCESS_TEXT[status] };
-    response[status] = exampleOfReference(response[status]!);
+    response[status] = exampleOfReference(withErrorExample(response[status]!, Number(status), schema, auth, methods[0] ?? 'GET', url));
   }
   const out: FastifySchema & { security?: unknown; description?: string; operationId?: string; consumes?: readonly string[]; 'x-abilities'?: string[] } = { ...schema, response };
   out.operationId ??= operationId(methods[0] ?? 'GET', url);

@@ -6,8 +6,13 @@
 // fails the exchange's test. Requests that break the document on purpose (bad bodies, a missing
 // X-XSRF-TOKEN) go through a second Prism that forwards them unchecked, so that what it checks is
 // the service's refusal.
+// Not sent through Prism: a 503 (it needs the database down under a running server: the 503
+// bodies are checked against the same document in test/api/openapi.test.ts,
+// test/api/spa-contract.test.ts and test/faults/), and malformed JSON (a 400 that Prism cannot
+// forward: it fails to parse the body and never answers).
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { hashSecret } from '../../src/modules/tokens/token-string.js';
 import { createUser, onPostgres } from '../helpers.js';
 import { startServer, type RunningServer } from '../support/browser.js';
 import { codeAt, enableTwoFactor } from '../support/two-factor-sign-in.js';
@@ -171,8 +176,9 @@ describe(`the service behind Prism's validating proxy (${onPostgres ? 'PostgreSQ
       await exchange(200, '/api/user', { method: 'PUT', headers: auth(token), form: { name: 'Renamed By A Form' } });
     });
 
-    it('PUT /api/user/password: 422 for a wrong current password, 204 for the right one', async () => {
+    it('PUT /api/user/password: 401 with a bad token, 422 for a wrong current password, 204 for the right one', async () => {
       const next = 'another correct horse battery';
+      await exchange(401, '/api/user/password', { method: 'PUT', headers: auth('1|not-a-real-token'), json: { current_password: user.plainPassword, password: next, password_confirmation: next } });
       await exchange(422, '/api/user/password', { method: 'PUT', headers: auth(token), json: { current_password: 'wrong password here', password: next, password_confirmation: next } });
       await exchange(204, '/api/user/password', { method: 'PUT', headers: auth(token), json: { current_password: user.plainPassword, password: next, password_confirmation: next } });
       user.plainPassword = next;
@@ -207,13 +213,16 @@ describe(`the service behind Prism's validating proxy (${onPostgres ? 'PostgreSQ
       await exchange(304, '/api/settings', { headers: { 'if-none-match': etag } });
     });
 
-    it('POST, PUT and DELETE /api/posts/{slug}: 201, 200, 204 for an admin; 403 for a user; 422 for a locale the site does not offer', async () => {
+    it('POST, PUT and DELETE /api/posts/{slug}: 201, 200, 204 for an admin; 401 with a bad token; 403 for a user; 422 for a locale the site does not offer', async () => {
       const created = await exchange(201, '/api/posts', { method: 'POST', headers: auth(adminToken), json: { title: 'Through Prism', body: 'Checked on the way.', locale: 'en', status: 'published' } });
       const { slug } = (JSON.parse(created.body) as { data: { slug: string } }).data;
       await exchange(403, '/api/posts', { method: 'POST', headers: auth(token), json: { title: 'Not mine to write', body: 'No.' } });
       await exchange(422, '/api/posts', { method: 'POST', headers: auth(adminToken), json: { title: 'Auf Deutsch', body: 'Nein.', locale: 'de' } });
       await exchange(200, `/api/posts/${slug}`, { method: 'PUT', headers: auth(adminToken), json: { title: 'Through Prism, again' } });
       await exchange(404, '/api/posts/no-such-post', { method: 'PUT', headers: auth(adminToken), json: { title: 'Nothing' } });
+      await exchange(401, `/api/posts/${slug}`, { method: 'PUT', headers: auth('1|not-a-real-token'), json: { title: 'Nobody' } });
+      await exchange(403, `/api/posts/${slug}`, { method: 'PUT', headers: auth(token), json: { title: 'Not mine to edit' } });
+      await exchange(422, `/api/posts/${slug}`, { method: 'PUT', headers: auth(adminToken), json: { locale: 'de' } });
       await exchange(403, `/api/posts/${slug}`, { method: 'DELETE', headers: auth(token) });
       await exchange(401, `/api/posts/${slug}`, { method: 'DELETE', headers: auth('1|not-a-real-token') });
       await exchange(204, `/api/posts/${slug}`, { method: 'DELETE', headers: auth(adminToken) });
@@ -230,6 +239,7 @@ describe(`the service behind Prism's validating proxy (${onPostgres ? 'PostgreSQ
       const all = await issue();
       await exchange(204, '/api/tokens', { method: 'DELETE', headers: auth(all) });
       await exchange(401, '/api/user', { headers: auth(all) });
+      await exchange(401, '/api/tokens', { method: 'DELETE', headers: auth(all) });
     });
 
     it(`answers 429 with Retry-After past ${RATE_LIMIT} requests a minute`, async () => {
@@ -286,6 +296,8 @@ describe(`the service behind Prism's validating proxy (${onPostgres ? 'PostgreSQ
       await step(422, '/login', { json: {} }, unchecked);
       await step([200, 204], '/login', { json: { email: user.email, password: user.plainPassword } });
       await exchange(200, '/api/user', { headers: spa() });
+      // A write on the session without the header: the API's own 419 (the header is the SPA flow's, not a documented parameter).
+      await exchange(419, '/api/user', { method: 'PUT', headers: spa(false), json: { name: 'No XSRF Header' } });
     });
 
     it('POST /user/confirm-password: 422 for a wrong password, 204 for the right one; the confirmation status before and after', async () => {
@@ -305,6 +317,14 @@ describe(`the service behind Prism's validating proxy (${onPostgres ? 'PostgreSQ
 
     it('POST /logout: 204', async () => {
       await step(204, '/logout');
+    });
+
+    it('signed out: 401 from /user/confirmed-password-status, /user/confirm-password, /email/verification-notification and /logout', async () => {
+      await csrfCookie();
+      await exchange(401, '/user/confirmed-password-status', { headers: spa() });
+      await step(401, '/user/confirm-password', { json: { password: 'whatever the password' } });
+      await step(401, '/email/verification-notification');
+      await step(401, '/logout');
     });
 
     it('POST /two-factor-challenge with no sign-in pending: refused', async () => {
@@ -331,10 +351,17 @@ describe(`the service behind Prism's validating proxy (${onPostgres ? 'PostgreSQ
       await step(422, '/register', { json: { name: 'Spa Again', email: 'spa-person@example.com', password: 'a long enough password', password_confirmation: 'a long enough password' } });
     });
 
-    it('POST /forgot-password: answered as for any email; POST /reset-password with a made-up token: 422', async () => {
+    it('POST /forgot-password: answered as for any email, 422 for a bad one; POST /reset-password: 422 with a made-up token, 204 with the right one', async () => {
       await csrfCookie();
       await step([200, 204], '/forgot-password', { json: { email: user.email } });
-      await step(422, '/reset-password', { json: { token: 'made-up', email: user.email, password: 'a new long password', password_confirmation: 'a new long password' } });
+      // Not an email: the body breaks the document, so it goes unchecked and the refusal is what is checked.
+      await step(422, '/forgot-password', { json: { email: 'not-an-email' } }, unchecked);
+      const resetting = await createUser(server.app);
+      const secret = 'prism-reset-token';
+      await server.app.db.kysely.insertInto('password_reset_tokens').values({ email: resetting.email.toLowerCase(), token: hashSecret(secret), created_at: new Date().toISOString() }).execute();
+      const fields = { email: resetting.email, password: 'a new long password', password_confirmation: 'a new long password' };
+      await step(422, '/reset-password', { json: { ...fields, token: 'made-up' } });
+      await step(204, '/reset-password', { json: { ...fields, token: secret } });
     });
   });
 });

@@ -427,14 +427,16 @@ describe('OpenAPI document', () => {
     assert.ok(checked >= 4, `only ${checked} limits checked`);
   });
 
-  it('gives every operation an example of its success answer and of its request body, each valid against its schema', () => {
+  it('gives every operation an example of its success answer, of its request body and of each error answer, each valid against its schema', () => {
     let checked = 0;
     for (const { path, method, op } of operations()) {
       const media: [string, Media][] = Object.entries(op.requestBody?.content ?? {}).map(([type, m]) => [pointer('paths', path, method, 'requestBody', 'content', type), m]);
       for (const [status, response] of Object.entries(op.responses)) {
-        if (!status.startsWith('2')) continue;
+        if (status.startsWith('3')) continue;
         for (const [type, m] of Object.entries(response.content ?? {})) media.push([pointer('paths', path, method, 'responses', status, 'content', type), m]);
       }
+      // Every operation shows at least one: a body-less 204 one (DELETE /api/tokens, the CSRF cookie) by its errors.
+      assert.ok(media.length > 0, `${method} ${path}: no example anywhere (no body, no JSON answer)`);
       for (const [at, m] of media) {
         assert.ok(m.example !== undefined, `${method} ${path}: no example at ${at}`);
         const validate = ajv.compile({ $ref: `${DOC_ID}#/${at}/schema` });
@@ -442,7 +444,43 @@ describe('OpenAPI document', () => {
         checked += 1;
       }
     }
-    assert.ok(checked >= 12, `only ${checked} examples`);
+    assert.ok(checked >= 100, `only ${checked} examples`);
+  });
+
+  it("gives each error answer the service's own message as its example, and a 422 the route's own validation answer", async () => {
+    const messages: Record<string, string> = {
+      '401': 'Unauthenticated.',
+      '403': 'This action is unauthorized.',
+      '404': 'Not Found.',
+      '419': 'CSRF token mismatch.',
+      '429': 'Too Many Attempts.',
+      '503': 'Service Unavailable.',
+    };
+    for (const { path, method, op } of operations()) {
+      if (path === '/up') continue;
+      const inputs = new Set([
+        ...Object.keys((op.requestBody?.content['application/json']?.schema.properties ?? {}) as Schema),
+        ...(op.parameters ?? []).filter((p) => p.in === 'query' || p.in === 'path').map((p) => p.name),
+      ]);
+      for (const [status, response] of Object.entries(op.responses)) {
+        const example = response.content?.['application/json']?.example as { message: string; errors: Record<string, string[]> } | undefined;
+        if (Number(status) < 400 || example === undefined) continue;
+        const expected = path === '/api/tokens' && method === 'post' && status === '401' ? 'The provided credentials are incorrect.' : messages[status];
+        if (expected !== undefined) assert.deepEqual(example, { message: expected, errors: {} }, `${method} ${path} ${status}`);
+        if (status === '422') {
+          const fields = Object.keys(example.errors);
+          assert.ok(fields.length > 0 && fields.every((field) => inputs.has(field)), `${method} ${path} 422: its example names ${fields.join(', ')}, not fields of ${[...inputs].join(', ')}`);
+          assert.equal(example.message, example.errors[fields[0]!]?.[0]);
+        }
+      }
+    }
+    const csrf = doc.paths['/sanctum/csrf-cookie']?.get?.responses;
+    assert.deepEqual(csrf?.['429']?.content?.['application/json']?.example, { message: 'Too Many Attempts.', errors: {} });
+    assert.equal((doc.paths['/api/tokens']?.delete?.responses['401']?.content?.['application/json']?.example as { message?: string } | undefined)?.message, 'Unauthenticated.');
+    // A 422's example is what the route's own validation answers: an empty body, a wrong query.
+    const example422 = (path: string, method: string): unknown => doc.paths[path]?.[method]?.responses['422']?.content?.['application/json']?.example;
+    assert.deepEqual((await t.app.inject({ method: 'POST', url: '/api/tokens', payload: {} })).json(), example422('/api/tokens', 'post'));
+    assert.deepEqual((await t.app.inject({ url: '/api/posts?locale=%25' })).json(), example422('/api/posts', 'get'));
   });
 
   it('declares the conditional reads: their 304 (no body, no Content-Type), If-None-Match, ETag and Cache-Control', async () => {

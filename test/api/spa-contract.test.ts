@@ -111,6 +111,13 @@ describe('the SPA endpoints answer a JSON client as the OpenAPI document says', 
     const names = (response.cookies as { name: string }[]).map((cookie) => cookie.name).sort();
     assert.deepEqual(names, [cookieName(t.config, SESSION_COOKIE), 'XSRF-TOKEN'].sort());
     assert.equal(response.headers['cache-control'], 'no-store');
+    // The document declares the Set-Cookie it sends (issue 28), naming both cookies, and its no-store.
+    const declared = doc.paths['/sanctum/csrf-cookie']?.get?.responses['204']?.headers as Record<string, { description?: string; schema?: { type?: string; description?: string } }> | undefined;
+    const setCookie = declared?.['Set-Cookie'];
+    assert.ok(setCookie, 'the 204 of GET /sanctum/csrf-cookie declares Set-Cookie');
+    assert.equal(setCookie.schema?.type, 'string');
+    assert.match(`${setCookie.description ?? ''} ${setCookie.schema?.description ?? ''}`, /XSRF-TOKEN[\s\S]*session cookie/);
+    assert.ok(declared['Cache-Control'], 'and its Cache-Control');
   });
 
   it('POST /login: 204; 422 for bad fields and for wrong credentials; 419 without or with a wrong header; 409 once signed in', async () => {
