@@ -4,6 +4,7 @@
 // content of db:seed reads like a blog: no post repeats its title as a heading and as its excerpt,
 // and no demo account is a label ("Bob Unverified").
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { DEMO_USERS, seedDemo } from '../../src/cli/seed.js';
@@ -24,14 +25,27 @@ describe('the home page', () => {
   });
   afterEach(() => t.close());
 
-  it("shows the site's name and the default introduction in the visitor's language while none is set", async () => {
+  it("shows the site's name and the default introduction in the visitor's language while neither an introduction nor a description is set", async () => {
     await t.app.services.settings.put('site_name', 'Les Carnets', true);
+    // A new database has a description (the migration's): emptied, it is none.
+    await t.app.services.settings.put('site_description', '', true);
     assert.deepEqual(heroOf((await home(t.app)).body), { headline: 'Les Carnets', intro: 'Accounts, personal access tokens and posts, with an administration panel.' });
     assert.deepEqual(heroOf((await home(t.app, { 'accept-language': 'fr' })).body), {
       headline: 'Les Carnets',
       intro: "Comptes, jetons d'accès personnels et articles, avec un panneau d'administration.",
     });
     assert.ok(hasApiCard((await home(t.app)).body), 'the API card is on by default');
+  });
+
+  it("shows the site's description as the introduction while no introduction is set", async () => {
+    await t.app.services.settings.put('site_name', 'Les Carnets', true);
+    await t.app.services.settings.put('site_description', 'Notes from the workshop.', true);
+    try {
+      assert.deepEqual(heroOf((await home(t.app)).body), { headline: 'Les Carnets', intro: 'Notes from the workshop.' });
+      assert.deepEqual(heroOf((await home(t.app, { 'accept-language': 'fr' })).body), { headline: 'Les Carnets', intro: 'Notes from the workshop.' });
+    } finally {
+      await t.app.services.settings.put('site_description', 'Accounts, tokens and posts.', true);
+    }
   });
 
   it('shows the headline and introduction saved on the panel, escaped, and hides the API card once turned off, on the next visit', async () => {
@@ -86,5 +100,19 @@ describe('db:seed demo content', () => {
     assert.ok(!names.some((name) => /unverified|admin/i.test(name)), names.join(', '));
     assert.deepEqual(names.sort(), DEMO_USERS.map((user) => user.name).sort());
     assert.ok(DEMO_USERS.some((user) => !user.verified), 'one demo reader has still to confirm their address');
+  });
+
+  it("leaves one Ada at most after the README's first steps: db:seed or admin:create, never both", async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    // The first steps: the first two such commands (a reference list of commands follows later).
+    const commands = [...readme.matchAll(/^npm run cli -- (db:seed|admin:create)\b.*$/gm)].map((match) => match[0]).slice(0, 2);
+    assert.deepEqual(commands.map((command) => command.split(' ')[4]), ['db:seed', 'admin:create'], commands.join('\n'));
+    // The two are alternatives in the text between them, not two steps.
+    const between = readme.slice(readme.indexOf(commands[0]!), readme.indexOf(commands[1]!));
+    assert.match(between, /\bor, for a site of your own\b/);
+    // The administrator admin:create names is not one of the seed's people.
+    const named = /--name "([^"]+)"/.exec(commands[1]!)?.[1] ?? '';
+    assert.ok(named !== '');
+    assert.ok(!DEMO_USERS.some((user) => user.name.split(' ')[0] === named), `the seed also has a ${named}`);
   });
 });

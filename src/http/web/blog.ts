@@ -102,9 +102,10 @@ export async function blogRoutes(app: FastifyInstance): Promise<void> {
     return varies(reply).publicPage(async () => {
       const [latest, until] = await Promise.all([app.services.posts.list({ status: 'published', locale, page: 1, perPage: site.postsPerPage }), nextPublication(app.db.kysely, [locale])]);
       const data = {
-        // The owner's words (the site settings), or the defaults: the name and a translated text.
+        // The owner's words (the site settings), or the defaults: the name, and the site's
+        // description (as Ghost's home shows it) or, without one, a translated text.
         headline: site.headline ?? site.name,
-        intro: site.intro ?? t(locale, 'home.lead'),
+        intro: site.intro ?? site.description ?? t(locale, 'home.lead'),
         apiCard: site.apiCard,
         posts: latest.items.map((post) => listItem(post, locale, site)),
         blogHref: blogPath(locale, 1, site.defaultLocale),

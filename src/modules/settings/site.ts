@@ -32,7 +32,7 @@ export type SiteSettings = {
   contentLocales: readonly string[] | null;
   /** Posts on a page of the blog (/blog, the home page), 1..100. */
   postsPerPage: number;
-  /** The home page's headline and introduction; null shows the default (the name, a translated text). */
+  /** The home page's headline and introduction; null shows the default (the name; the description, else a translated text). */
   headline: string | null;
   intro: string | null;
   /** Whether the home page shows the card about the API (on unless turned off). */
