@@ -2,7 +2,7 @@
 // thread, in a figure that does not move with the machine's load (npm run bench's ratios move by
 // ±15 % from one turn to the next on this shared machine, and with its mood by a factor of two).
 // For comparing two versions of the code, not machines.
-//   npm run build && npx tsx bench/instructions.ts user|posts [requests]
+//   npm run build && npx tsx bench/instructions.ts user|posts|home|login [requests]
 // With BENCH_DATABASE_URL=postgres://…/name the service runs on a copy of the data in a new
 // PostgreSQL database name_instructions (dropped afterwards).
 //
@@ -53,6 +53,10 @@ if (postgres !== undefined && postgres !== '') {
 const scenarios: Record<string, { path: string; headers: Record<string, string> }> = {
   user: { path: '/api/user', headers: { authorization: `Bearer ${data.token}`, accept: 'application/json' } },
   posts: { path: '/api/posts', headers: { accept: 'application/json' } },
+  // Two anonymous pages, as bench/pages.ts asks for them: a kept public page, and a form (a new
+  // visitor: no cookie, so each answer makes a guest CSRF secret).
+  home: { path: '/', headers: { accept: 'text/html,application/xhtml+xml' } },
+  login: { path: '/login', headers: { accept: 'text/html,application/xhtml+xml' } },
 };
 const chosen = scenarios[scenario];
 if (chosen === undefined) throw new Error(`unknown scenario ${scenario}; one of ${Object.keys(scenarios).join(', ')}`);

@@ -14,7 +14,7 @@ import type { User } from '../db/types.js';
 import type { AuthUser } from '../modules/users/auth-user.js';
 import { NoContent } from '../http/shared/schemas.js';
 import { assertCsrf } from './web-guard.js';
-import { SESSION_COOKIE, cookieName, cookieScope, readSession, type StoredSessionData } from './session.js';
+import { SESSION_COOKIE, cookieName, cookieScope, readSession, sessionStarted, type StoredSessionData } from './session.js';
 
 export const XSRF_COOKIE = 'XSRF-TOKEN';
 export const CSRF_COOKIE_PATH = '/sanctum/csrf-cookie';
@@ -123,7 +123,8 @@ export async function statefulPageHooks(app: FastifyInstance): Promise<void> {
   // As Laravel does: a login renews the session (and its CSRF secret), and the SPA's next write
   // must still pass.
   app.addHook('onSend', async (request, reply, payload) => {
-    if (request.session?.userId === undefined || !isFromStatefulFrontend(request, domains)) return payload;
+    // Nobody is signed in on a session not started (sessionStarted): reading it would start one.
+    if (!sessionStarted(request) || request.session?.userId === undefined || !isFromStatefulFrontend(request, domains)) return payload;
     setXsrfCookie(app, reply);
     return payload;
   });

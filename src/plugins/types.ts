@@ -167,6 +167,12 @@ declare module 'fastify' {
      * (views.ts), for anyone else it is rendered as page() renders.
      */
     publicPage(build: () => Promise<PublicPageBuild>): Promise<FastifyReply>;
+    /**
+     * A guest's form page with no data of its own (/login): for a visitor without a session it is
+     * rendered once and kept, each answer carrying its visitor's own CSRF token (views.ts); for
+     * anyone else it is rendered as page() renders.
+     */
+    guestForm(template: string): Promise<FastifyReply>;
   }
   /** Every key a browser session may hold (stored as JSON in the sessions table). */
   interface Session {

@@ -1,5 +1,6 @@
 // Server-rendered pages: Eta templates (output escaped unless written <%~ %>), the assets in
 // public/ served by the service itself, the visitor's locale and flash messages.
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import view from '@fastify/view';
@@ -16,7 +17,7 @@ import type { SiteSettings } from '../modules/settings/site.js';
 import type { FieldErrors } from '../modules/shared/errors.js';
 import type { ErrorBody } from '../http/shared/schemas.js';
 import { keptWhileUnchanged } from '../perf/read-cache.js';
-import { SESSION_COOKIE, cookieName, formToken } from './session.js';
+import { SESSION_COOKIE, cookieName, formToken, sessionStarted } from './session.js';
 import type { PublicPageBuild } from './types.js';
 import { wantsJson } from './web-guard.js';
 
@@ -93,6 +94,8 @@ export function localeOf(request: FastifyRequest, fallback: string): Locale {
 
 /** Takes the one-request messages out of the session. */
 function takeFlash(request: FastifyRequest): Record<string, unknown> {
+  // A request without a session has no messages: reading them would start one.
+  if (!sessionStarted(request)) return {};
   const flash = request.session?.flash;
   if (flash === undefined) return {};
   delete request.session.flash;
@@ -182,8 +185,9 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
   // localhost makes browsers refuse every passkey, so the sign-in pages do not offer one there
   // (the security page says why and what to set).
   const passkeys = passkeysUnavailable(app.config.appUrl) === null;
-  // `reply` null: a public page's, rendered for every anonymous visitor (no form, no flash).
-  const context = (request: FastifyRequest, reply: FastifyReply | null): PageContext => {
+  // `reply` null: a page rendered once for every anonymous visitor (no flash): a public page's
+  // (no form), or a guest form's, whose token is then `tokenMark`, replaced at each request.
+  const context = (request: FastifyRequest, reply: FastifyReply | null, tokenMark?: string): PageContext => {
     const locale = localeOf(request, request.siteUserLocale ?? app.config.locale);
     const flashed = takeFlash(request);
     const user = request.siteUser;
@@ -196,6 +200,7 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
       // Outside the browser scope (a 404 page) there is no session, hence no CSRF token. One
       // token for every form of the page: each costs a hash, and any is valid for its secret.
       csrf: () => {
+        if (tokenMark !== undefined) return tokenMark;
         if (reply === null) throw new Error('A public page has no form: its CSRF token would be one visitor’s, kept for all.');
         token ??= typeof reply.generateCsrf === 'function' ? formToken(request, reply) : '';
         return token;
@@ -256,6 +261,33 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
     const key = `${request.url}\n${localeOf(request, app.config.locale)}\n${siteKey(site)}`;
     const kept = await keptPages({ key, request, build });
     return this.code(200).header('cache-control', 'no-store').header('content-type', 'text/html; charset=utf-8').header('etag', kept.etag).send(kept.body);
+  });
+
+  // A guest's form (/login, /register, /forgot-password) differs from one visitor without a session
+  // to the next only by its CSRF token: it is rendered once, with a mark where the token goes, and
+  // kept as the parts around the mark, on the same terms as a public page; each answer puts its
+  // visitor's own token (formToken: the guest cookie's secret) between them. Rendering the form
+  // was most of the page's time. Anyone with a session, or with a message to show, gets page().
+  const TOKEN_MARK = `csrf-mark-${randomBytes(16).toString('hex')}`;
+  type Form = { key: string; request: FastifyRequest; template: string; locals: Record<string, unknown> | null };
+  const keptForms = keptWhileUnchanged<Form, string, Buffer[]>(app.db.changes, { maxEntries: 64, key: (form: Form) => form.key }, async (form) => {
+    // As reply.view() does: the route's locals, then the page's context over them.
+    const html = await app.view(form.template, { ...form.locals, ...context(form.request, null, TOKEN_MARK) });
+    return html.split(TOKEN_MARK).map((part) => Buffer.from(part));
+  });
+  app.decorateReply('guestForm', async function guestForm(this: FastifyReply, template: string) {
+    const request = this.request;
+    if (!production || !anonymous(request)) return this.page(template);
+    const site = await siteFor(request);
+    const locals = (this as FastifyReply & { locals: Record<string, unknown> | null }).locals;
+    const key = `${template}\n${request.url}\n${localeOf(request, app.config.locale)}\n${siteKey(site)}\n${locals === null ? '' : JSON.stringify(locals)}`;
+    const parts = await keptForms({ key, request, template, locals });
+    let body = parts[0] ?? Buffer.alloc(0);
+    if (parts.length > 1) {
+      const token = Buffer.from(formToken(request, this));
+      body = Buffer.concat(parts.flatMap((part, index) => (index === 0 ? [part] : [token, part])));
+    }
+    return this.code(200).header('cache-control', 'no-store').header('content-type', 'text/html; charset=utf-8').send(body);
   });
 
   app.renderErrorPage = (request: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody) => {

@@ -5,7 +5,7 @@ import type { User } from '../db/types.js';
 import { AppError, forbidden } from '../modules/shared/errors.js';
 import { twoFactorEnabled } from '../modules/two-factor/two-factor.service.js';
 import { canAccessPanel } from '../modules/users/users.service.js';
-import { csrfTokens, guestCsrfSecret } from './session.js';
+import { csrfTokens, guestCsrfSecret, sessionStarted } from './session.js';
 import type { RouteAuth, SiteUserResolver } from './types.js';
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -97,7 +97,8 @@ export async function webGuards(app: FastifyInstance): Promise<void> {
   }
 
   const siteUser = async (request: FastifyRequest, reply: FastifyReply): Promise<User | null> => {
-    const id = request.session.userId;
+    // A request without a session cookie has nobody signed in: reading would start a session.
+    const id = sessionStarted(request) ? request.session.userId : undefined;
     if (typeof id === 'number') {
       const user = await userOfRequest(app, request, id);
       if (user !== undefined) {

@@ -105,6 +105,30 @@ describe('guest forms without a session', () => {
     assert.ok(await isLoggedIn(client));
   });
 
+  for (const path of ['/login', '/register', '/forgot-password']) {
+    it(`keeps ${path} rendered for visitors without a session: each gets its own token in the same page, and a settings change shows at once`, async () => {
+      const tokenOf = (html: string) => /name="_token" value="([^"]+)"/.exec(html)?.[1];
+      const [first, second] = [new WebClient(t.app), new WebClient(t.app)];
+      const [a, b] = [await first.get(path), await second.get(path)];
+      const [tokenA, tokenB] = [tokenOf(a.body), tokenOf(b.body)];
+      assert.ok(tokenA !== undefined && tokenB !== undefined && tokenA !== tokenB, 'each visitor has a token of its own');
+      assert.equal(a.body.split(tokenA).join('TOKEN'), b.body.split(tokenB).join('TOKEN'), 'the same page around the tokens');
+      assert.ok(!a.body.includes('csrf-mark-'), 'no mark is left in the page');
+      // Each token is its own visitor's: it posts with its own cookie, not with the other's.
+      const mine = await first.post(path, {}, { token: tokenA });
+      assert.notEqual(mine.statusCode, 419);
+      const theirs = await first.post(path, {}, { token: tokenB });
+      assert.equal(theirs.statusCode, 419);
+      await t.app.services.settings.put('site_name', `Renamed for ${path}`, true);
+      try {
+        const renamed = await new WebClient(t.app).get(path);
+        assert.ok(renamed.body.includes(`Renamed for ${path}`), 'the kept form follows the settings');
+      } finally {
+        await t.app.services.settings.put('site_name', 'Tessera', true);
+      }
+    });
+  }
+
   it('gives a visitor with a session a token of the session, as before', async () => {
     const client = new WebClient(t.app);
     await client.get('/profile');

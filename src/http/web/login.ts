@@ -20,7 +20,7 @@ const LoginBody = Type.Object({
 export async function loginRoutes(app: FastifyInstance): Promise<void> {
   const page = { template: 'auth/login', keep: ['email', 'remember'] } as const;
 
-  app.get('/login', { config: { auth: 'guest' } }, async (_request, reply) => reply.page(page.template));
+  app.get('/login', { config: { auth: 'guest' } }, async (_request, reply) => reply.guestForm(page.template));
 
   app.post('/login', { config: { auth: 'guest', spa: true }, schema: { ...LoginContract, body: LoginBody }, attachValidation: true }, async (request, reply) =>
     submit(request, reply, page, async () => {

@@ -13,6 +13,7 @@ import { AppError } from '../../modules/shared/errors.js';
 import { ProviderRefusal } from '../../modules/sign-in/methods/oidc.js';
 import type { SignInOutcome } from '../../modules/sign-in/sign-in.service.js';
 import { flash } from '../../plugins/views.js';
+import { sessionStarted } from '../../plugins/session.js';
 import { userOfRequest, wantsJson } from '../../plugins/web-guard.js';
 import { done, field, localeFor } from '../shared/forms.js';
 import { finishSignIn, signInContext } from '../shared/sign-in.js';
@@ -41,8 +42,10 @@ export function oidcPageLocals(app: FastifyInstance): void {
   // the password confirmation shows it no password form (the session's user; the route's own
   // guard still decides whether the page is shown at all).
   app.addHook('preHandler', async (request, reply) => {
+    // The address first: on any other page reading the session would start one for a guest.
+    if (!/^\/(profile|user\/confirm-password)(\/|\?|$)/.test(request.url) || !sessionStarted(request)) return;
     const id = request.session.userId;
-    if (typeof id !== 'number' || !/^\/(profile|user\/confirm-password)(\/|\?|$)/.test(request.url)) return;
+    if (typeof id !== 'number') return;
     const user = await userOfRequest(app, request, id);
     if (user !== undefined) locals(reply, { hasPassword: user.password !== null });
   });

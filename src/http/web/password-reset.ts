@@ -22,7 +22,7 @@ const ResetBody = Type.Object({
 export async function passwordResetRoutes(app: FastifyInstance): Promise<void> {
   const forgot = { template: 'auth/forgot-password', keep: ['email'] } as const;
 
-  app.get('/forgot-password', { config: { auth: 'guest' } }, async (_request, reply) => reply.page(forgot.template));
+  app.get('/forgot-password', { config: { auth: 'guest' } }, async (_request, reply) => reply.guestForm(forgot.template));
 
   app.post('/forgot-password', { config: { auth: 'guest', spa: true }, schema: { ...ForgotPasswordContract, body: ForgotBody }, attachValidation: true }, async (request, reply) =>
     submit(request, reply, forgot, async () => {

@@ -17,7 +17,7 @@ const RegisterBody = Type.Object({
 export async function registerRoutes(app: FastifyInstance): Promise<void> {
   const page = { template: 'auth/register', keep: ['name', 'email'] } as const;
 
-  app.get('/register', { config: { auth: 'guest' } }, async (_request, reply) => reply.page(page.template));
+  app.get('/register', { config: { auth: 'guest' } }, async (_request, reply) => reply.guestForm(page.template));
 
   app.post('/register', { config: { auth: 'guest', spa: true }, schema: { ...RegisterContract, body: RegisterBody }, attachValidation: true }, async (request, reply) =>
     submit(request, reply, page, async () => {
