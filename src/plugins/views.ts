@@ -281,7 +281,14 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
     const site = await siteFor(request);
     const locals = (this as FastifyReply & { locals: Record<string, unknown> | null }).locals;
     const key = `${template}\n${request.url}\n${localeOf(request, app.config.locale)}\n${siteKey(site)}\n${locals === null ? '' : JSON.stringify(locals)}`;
-    const parts = await keptForms({ key, request, template, locals });
+    let parts: Buffer[];
+    try {
+      parts = await keptForms({ key, request, template, locals });
+    } catch {
+      // The look at the change counters failed (PostgreSQL unreachable): the form needs no query,
+      // so it is rendered for this visitor alone, as before it was kept, with the settings' defaults.
+      return this.page(template);
+    }
     let body = parts[0] ?? Buffer.alloc(0);
     if (parts.length > 1) {
       const token = Buffer.from(formToken(request, this));
