@@ -6,15 +6,23 @@
 // fails the exchange's test. Requests that break the document on purpose (bad bodies, a missing
 // X-XSRF-TOKEN) go through a second Prism that forwards them unchecked, so that what it checks is
 // the service's refusal.
-// Not sent through Prism: a 503 (it needs the database down under a running server: the 503
-// bodies are checked against the same document in test/api/openapi.test.ts,
-// test/api/spa-contract.test.ts and test/faults/), and malformed JSON (a 400 that Prism cannot
-// forward: it fails to parse the body and never answers).
+// The 503s go through a Prism of their own, in front of a second server whose database really
+// stops answering (see `startOutageServer`). A last case puts Prism in front of the service with
+// the document broken on purpose, and sees each break reported: the no-violation checks are live.
+// Not sent through Prism: malformed JSON (a 400 that Prism cannot forward: it fails to parse the
+// body and never answers; test/api/openapi.test.ts checks it against the same document).
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import SQLite from 'better-sqlite3';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { sqliteFile } from '../../src/db/connect.js';
 import { hashSecret } from '../../src/modules/tokens/token-string.js';
-import { createUser, onPostgres } from '../helpers.js';
-import { startServer, type RunningServer } from '../support/browser.js';
+import { createTestDatabase, createUser, issueToken, onPostgres, testConfig } from '../helpers.js';
+import { listenWithAppUrl, startServer, type RunningServer } from '../support/browser.js';
+import { appBehindProxy } from '../support/outage-app.js';
 import { codeAt, enableTwoFactor } from '../support/two-factor-sign-in.js';
 import { describeViolation, prismFindings, startPrismProxy, writeServedDocument, type PrismProxy, type Violation } from '../support/prism.js';
 import { insertPost, setTokenTimes, splitToken } from './support.js';
@@ -54,11 +62,76 @@ class Cookies {
   }
 }
 
+/** The service's settings here: every server of this file runs with them. */
+const SERVICE_ENV = { API_RATE_LIMIT: String(RATE_LIMIT), BODY_LIMIT: String(BODY_LIMIT), SANCTUM_STATEFUL_DOMAINS: 'localhost:5173' };
+
+type OutageServer = {
+  url: string;
+  app: FastifyInstance;
+  /** Makes the database stop answering the API's queries (on SQLite, its writes). */
+  cut(): Promise<void>;
+  /** Makes the database stop answering at all, GET /up's `select 1` included. */
+  gone(): Promise<void>;
+  close(): Promise<void>;
+};
+
+/**
+ * A listening server of its own whose database the test makes unavailable, as the fault tests
+ * do (test/faults/, support/outage-app.ts). PostgreSQL: reached through a TCP proxy that is cut
+ * (connections reset, port refused: ECONNREFUSED), for the API and GET /up alike. SQLite, in a
+ * file: another connection holds the write lock (BEGIN IMMEDIATE, as another process or
+ * instance on the same file can), so that every write of the service waits out its busy timeout
+ * and fails with SQLITE_BUSY; the service's 5 s wait is set to 100 ms here, which changes nothing
+ * but the wait. In WAL mode reads go on beside that writer (and no connection can take the file
+ * for itself while the service has it open), and GET /up's `select 1` reads no table: on SQLite
+ * only a closed connection stops it answering, so `gone()` closes the service's connection (as
+ * test/api/operations.test.ts does).
+ */
+async function startOutageServer(): Promise<OutageServer> {
+  if (onPostgres) {
+    const proxied = await appBehindProxy(SERVICE_ENV);
+    try {
+      await proxied.app.listen({ host: '127.0.0.1', port: 0 });
+    } catch (error) {
+      await proxied.close();
+      throw error;
+    }
+    const { port } = proxied.app.server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, app: proxied.app, cut: () => proxied.proxy.down(), gone: () => proxied.proxy.down(), close: () => proxied.close() };
+  }
+  const database = await createTestDatabase({ file: true });
+  const { app, url } = await listenWithAppUrl('127.0.0.1', (address) => buildApp(testConfig({ APP_URL: address, ...SERVICE_ENV }), { db: database.db }));
+  let holder: SQLite.Database | null = null;
+  const release = () => {
+    if (holder?.open === true) holder.close();
+  };
+  return {
+    url,
+    app,
+    cut: async () => {
+      app.db.sqlite?.pragma('busy_timeout = 100');
+      holder = new SQLite(sqliteFile(database.url) ?? '');
+      holder.exec('begin immediate');
+    },
+    gone: async () => {
+      release();
+      await app.db.close();
+    },
+    close: async () => {
+      release();
+      await app.close();
+      await database.drop().catch(() => undefined);
+    },
+  };
+}
+
 describe(`the service behind Prism's validating proxy (${onPostgres ? 'PostgreSQL' : 'SQLite'})`, () => {
   let server: RunningServer;
   let checked: PrismProxy;
   let unchecked: PrismProxy;
   let removeDocument = () => undefined as void;
+  let documentFile = '';
+  let document: unknown;
   let user: Awaited<ReturnType<typeof createUser>>;
   let admin: Awaited<ReturnType<typeof createUser>>;
   let token = '';
@@ -66,10 +139,12 @@ describe(`the service behind Prism's validating proxy (${onPostgres ? 'PostgreSQ
   let published = '';
 
   before(async () => {
-    server = await startServer({ API_RATE_LIMIT: String(RATE_LIMIT), BODY_LIMIT: String(BODY_LIMIT), SANCTUM_STATEFUL_DOMAINS: 'localhost:5173' });
+    server = await startServer(SERVICE_ENV);
     try {
       const served = await writeServedDocument(server.url);
       removeDocument = served.remove;
+      documentFile = served.file;
+      document = served.document;
       [checked, unchecked] = await Promise.all([startPrismProxy(served.file, server.url), startPrismProxy(served.file, server.url, { validateRequest: false })]);
     } catch (error) {
       await Promise.all([checked?.stop(), unchecked?.stop()]);
@@ -362,6 +437,97 @@ describe(`the service behind Prism's validating proxy (${onPostgres ? 'PostgreSQ
       const fields = { email: resetting.email, password: 'a new long password', password_confirmation: 'a new long password' };
       await step(422, '/reset-password', { json: { ...fields, token: 'made-up' } });
       await step(204, '/reset-password', { json: { ...fields, token: secret } });
+    });
+  });
+
+  describe('the database unavailable: 503 answers, through a Prism in front of a server whose database stops answering', () => {
+    let outage: OutageServer | undefined;
+    let outageProxy: PrismProxy | undefined;
+    let outageToken = '';
+    let member: Awaited<ReturnType<typeof createUser>>;
+
+    before(async () => {
+      outage = await startOutageServer();
+      member = await createUser(outage.app);
+      outageToken = await issueToken(outage.app, member.email, member.plainPassword);
+      outageProxy = await startPrismProxy(documentFile, outage.url);
+    });
+    after(async () => {
+      await outageProxy?.stop();
+      await outage?.close();
+    });
+
+    it(`PUT /api/user and POST /api/tokens${onPostgres ? ', GET /api/user and GET /api/posts' : ''}: 503 with the envelope and Retry-After`, async () => {
+      assert.ok(outage !== undefined && outageProxy !== undefined);
+      await outage.cut();
+      const calls: [string, Request][] = [
+        ['/api/user', { method: 'PUT', headers: auth(outageToken), json: { name: 'Renamed In An Outage' } }],
+        ['/api/tokens', { method: 'POST', json: { email: member.email, password: member.plainPassword, device_name: 'outage' } }],
+        // On SQLite reads go on while another connection writes (WAL): only the PostgreSQL cut stops them.
+        ...(onPostgres ? ([['/api/user', { headers: auth(outageToken) }], ['/api/posts', { headers: auth(outageToken) }]] as [string, Request][]) : []),
+      ];
+      for (const [path, request] of calls) {
+        const answer = await exchange(503, path, request, outageProxy);
+        const what = `${request.method ?? 'GET'} ${path}`;
+        assert.deepEqual(JSON.parse(answer.body), { message: 'Service Unavailable.', errors: {} }, what);
+        assert.equal(answer.headers.get('retry-after'), '5', `${what}: Retry-After`);
+      }
+    });
+
+    it('GET /up: 503, the database unavailable', async () => {
+      assert.ok(outage !== undefined && outageProxy !== undefined);
+      await outage.gone();
+      const answer = await exchange(503, '/up', {}, outageProxy);
+      assert.deepEqual(JSON.parse(answer.body), { status: 'unavailable', database: false, rate_limit_store: { kind: 'memory', ok: true } });
+    });
+  });
+
+  describe('the same service behind Prism with a document broken on purpose (the checks have teeth)', () => {
+    type Json = Record<string, unknown>;
+    /** `node`, or what its `$ref` (a JSON pointer into the document) names. */
+    const resolved = (root: Json, node: Json): Json =>
+      typeof node.$ref === 'string'
+        ? node.$ref
+            .slice(2)
+            .split('/')
+            .reduce<Json>((at, key) => at[key.replaceAll('~1', '/').replaceAll('~0', '~')] as Json, root)
+        : node;
+
+    it('reports a status, a required response header and a body property the document no longer allows', async () => {
+      const broken = structuredClone(document) as Json;
+      const operation = (path: string) => ((broken.paths as Json)[path] as Json).get as { responses: Record<string, Json> };
+      // 1. GET /api/settings loses its 304.
+      const settings = operation('/api/settings');
+      assert.ok(settings.responses['304'] !== undefined);
+      delete settings.responses['304'];
+      // 2. Its posts_per_page becomes a string.
+      const body = resolved(broken, ((resolved(broken, settings.responses['200']!).content as Json)['application/json'] as Json).schema as Json);
+      const data = resolved(broken, (body.properties as Json).data as Json);
+      (data.properties as Json).posts_per_page = { type: 'string' };
+      // 3. GET /api/posts/{slug}'s 200 requires a header the service never sends.
+      const post = resolved(broken, operation('/api/posts/{slug}').responses['200']!);
+      post.headers = { ...(post.headers as Json), 'X-Broken-On-Purpose': { required: true, schema: { type: 'string' } } };
+      const brokenFile = documentFile.replace(/openapi\.json$/, 'broken.json');
+      writeFileSync(brokenFile, JSON.stringify(broken));
+      const proxy = await startPrismProxy(brokenFile, server.url);
+      try {
+        // A token of its own: the address has spent its requests a minute by now.
+        const fresh = auth((await server.app.services.tokens.issue(admin.id, 'teeth')).plaintext);
+        const etag = (await fetch(`${server.url}/api/settings`, { headers: fresh })).headers.get('etag');
+        assert.ok(etag !== null);
+        // Sent as every exchange above is: what Prism says lands where afterEach looks.
+        const seen = async (path: string, headers: Record<string, string> = {}) => {
+          await exchange([200, 304], path, { headers: { ...fresh, ...headers } }, proxy);
+          const lines = violations;
+          violations = [];
+          return lines.join('\n');
+        };
+        assert.match(await seen('/api/settings', { 'if-none-match': etag }), /→ 304: .*Unable to match the returned status code/, 'the 304 the document no longer has');
+        assert.match(await seen('/api/settings'), /response\.body\.data\.posts_per_page .*must be string/, 'posts_per_page, an integer, where the document says a string');
+        assert.match(await seen(`/api/posts/${published}`), /required property 'x-broken-on-purpose'/i, 'the required header the service does not send');
+      } finally {
+        await proxy.stop();
+      }
     });
   });
 });
