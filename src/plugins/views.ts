@@ -251,16 +251,20 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
     const body = Buffer.from(await app.view(built.template, it));
     return { body, etag: weakEtag(body), until: built.until };
   });
+  // What a page kept for anonymous visitors depends on: its address, their language, the site settings.
+  const anonymousKey = async (request: FastifyRequest): Promise<string> =>
+    `${request.url}\n${localeOf(request, app.config.locale)}\n${siteKey(await siteFor(request))}`;
+  // A kept body, as page() would have sent it.
+  const sendKept = (reply: FastifyReply, body: Buffer) => reply.code(200).header('cache-control', 'no-store').header('content-type', 'text/html; charset=utf-8').send(body);
+
   app.decorateReply('publicPage', async function publicPage(this: FastifyReply, build: () => Promise<PublicPageBuild>) {
     const request = this.request;
     if (!production || !anonymous(request)) {
       const built = await build();
       return this.page(built.template, built.data);
     }
-    const site = await siteFor(request);
-    const key = `${request.url}\n${localeOf(request, app.config.locale)}\n${siteKey(site)}`;
-    const kept = await keptPages({ key, request, build });
-    return this.code(200).header('cache-control', 'no-store').header('content-type', 'text/html; charset=utf-8').header('etag', kept.etag).send(kept.body);
+    const kept = await keptPages({ key: await anonymousKey(request), request, build });
+    return sendKept(this.header('etag', kept.etag), kept.body);
   });
 
   // A guest's form (/login, /register, /forgot-password) differs from one visitor without a session
@@ -278,9 +282,8 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
   app.decorateReply('guestForm', async function guestForm(this: FastifyReply, template: string) {
     const request = this.request;
     if (!production || !anonymous(request)) return this.page(template);
-    const site = await siteFor(request);
     const locals = (this as FastifyReply & { locals: Record<string, unknown> | null }).locals;
-    const key = `${template}\n${request.url}\n${localeOf(request, app.config.locale)}\n${siteKey(site)}\n${locals === null ? '' : JSON.stringify(locals)}`;
+    const key = `${template}\n${await anonymousKey(request)}\n${locals === null ? '' : JSON.stringify(locals)}`;
     let parts: Buffer[];
     try {
       parts = await keptForms({ key, request, template, locals });
@@ -294,7 +297,7 @@ export const viewsPlugin = fp(async (app: FastifyInstance) => {
       const token = Buffer.from(formToken(request, this));
       body = Buffer.concat(parts.flatMap((part, index) => (index === 0 ? [part] : [token, part])));
     }
-    return this.code(200).header('cache-control', 'no-store').header('content-type', 'text/html; charset=utf-8').send(body);
+    return sendKept(this, body);
   });
 
   app.renderErrorPage = (request: FastifyRequest, reply: FastifyReply, status: number, body: ErrorBody) => {
