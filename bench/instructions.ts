@@ -2,7 +2,7 @@
 // thread, in a figure that does not move with the machine's load (npm run bench's ratios move by
 // ±15 % from one turn to the next on this shared machine, and with its mood by a factor of two).
 // For comparing two versions of the code, not machines.
-//   npm run build && npx tsx bench/instructions.ts user|posts|home|login [requests]
+//   npm run build && npx tsx bench/instructions.ts user|posts|home|login|dashboard|security|tokens|admin-posts [requests]
 // With BENCH_DATABASE_URL=postgres://…/name the service runs on a copy of the data in a new
 // PostgreSQL database name_instructions (dropped afterwards).
 //
@@ -21,7 +21,8 @@ import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { copyToPostgres, dropPostgres, seedBenchDatabase, serviceEnv } from './seed.js';
+import { signIn, type Visitor } from './pages.js';
+import { BENCH_ADMIN_EMAIL, BENCH_EMAIL, BENCH_PASSWORD, copyToPostgres, dropPostgres, seedBenchDatabase, serviceEnv } from './seed.js';
 
 const scenario = process.argv[2] ?? 'user';
 const measured = Number(process.argv[3] ?? 3_000);
@@ -50,17 +51,22 @@ if (postgres !== undefined && postgres !== '') {
   await copyToPostgres(join(dir, 'app.db'), database);
 }
 // As in npm run bench: the user with its token, the public list without one.
-const scenarios: Record<string, { path: string; headers: Record<string, string> }> = {
+const scenarios: Record<string, { path: string; headers: Record<string, string>; visitor?: Visitor }> = {
   user: { path: '/api/user', headers: { authorization: `Bearer ${data.token}`, accept: 'application/json' } },
   posts: { path: '/api/posts', headers: { accept: 'application/json' } },
   // Two anonymous pages, as bench/pages.ts asks for them: a kept public page, and a form (a new
   // visitor: no cookie, so each answer makes a guest CSRF secret).
   home: { path: '/', headers: { accept: 'text/html,application/xhtml+xml' } },
   login: { path: '/login', headers: { accept: 'text/html,application/xhtml+xml' } },
+  // Signed-in pages, with the cookie of a session made through the form once the service listens.
+  dashboard: { path: '/dashboard', headers: { accept: 'text/html,application/xhtml+xml' }, visitor: 'user' },
+  security: { path: '/security', headers: { accept: 'text/html,application/xhtml+xml' }, visitor: 'user' },
+  tokens: { path: '/user/api-tokens', headers: { accept: 'text/html,application/xhtml+xml' }, visitor: 'user' },
+  'admin-posts': { path: '/admin/posts', headers: { accept: 'text/html,application/xhtml+xml' }, visitor: 'admin' },
 };
 const chosen = scenarios[scenario];
 if (chosen === undefined) throw new Error(`unknown scenario ${scenario}; one of ${Object.keys(scenarios).join(', ')}`);
-const { path, headers } = chosen;
+const { path, headers, visitor } = chosen;
 const port = 20_000 + Math.floor(Math.random() * 20_000);
 
 const out = join(dir, 'callgrind.out');
@@ -104,12 +110,18 @@ try {
   const deadline = Date.now() + 240_000;
   for (;;) {
     try {
-      if ((await get()) === 200) break;
+      // Any answer: a signed-in page redirects until the cookie is made below.
+      await get();
+      break;
     } catch {
       // not listening yet: valgrind starts node slowly
     }
     if (Date.now() > deadline || child.exitCode !== null) throw new Error('the service did not start under valgrind');
     await sleep(1_000);
+  }
+  if (visitor === 'user' || visitor === 'admin') {
+    const origin = `http://127.0.0.1:${port}`;
+    headers.cookie = visitor === 'user' ? await signIn(origin, '/login', BENCH_EMAIL, BENCH_PASSWORD) : await signIn(origin, '/admin/login', BENCH_ADMIN_EMAIL, BENCH_PASSWORD);
   }
   await send(WARM_UP);
   // Each window's counts are dumped (and reset) on their own: a window in which a full

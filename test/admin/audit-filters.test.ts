@@ -10,6 +10,7 @@ import { buildTestApp, onPostgres, type TestApp } from '../helpers.js';
 import type { WebClient } from '../support/client.js';
 import { planOf, queriesDuring } from '../support/query-plan.js';
 import { decode, fieldError, signedInAdmin } from './support.js';
+import { characters } from '../support/client.js';
 
 type Line = { actor: [string, string]; action: string; label: string; at: string; ip?: string };
 
@@ -91,8 +92,8 @@ describe('the audit log filters', () => {
   });
 
   it('shows the address a line came from, which the search finds (the dashboard keeps to who and what)', async () => {
-    assert.match(await page('?q=203.0.113'), /created the post “Compilers at sea” <span class="muted">— from 203\.0\.113\.7<\/span>/);
-    assert.match(await page('?q=203.0.113', { 'accept-language': 'fr' }), /<span class="muted">— depuis l’adresse 203\.0\.113\.7<\/span>/);
+    assert.match(characters(await page('?q=203.0.113')), /created the post “Compilers at sea” <span class="muted">— from 203\.0\.113\.7<\/span>/);
+    assert.match(characters(await page('?q=203.0.113', { 'accept-language': 'fr' })), /<span class="muted">— depuis l’adresse 203\.0\.113\.7<\/span>/);
     const dashboard = await client.get('/admin');
     assert.match(dashboard.body, /Compilers at sea/);
     assert.doesNotMatch(dashboard.body, /203\.0\.113\.7/);
@@ -116,7 +117,7 @@ describe('the audit log filters', () => {
     const french = await page('?from=2026-11-24&action=post.created', { 'accept-language': 'fr-FR,fr;q=0.9' });
     assert.match(french, /<li class="chip">Du 24 nov\. 2026 <a/);
     assert.match(french, /<li class="chip">Action : Article créé <a/);
-    assert.match(french, /a créé l’article « Compilers at sea »/);
+    assert.match(characters(french), /a créé l’article « Compilers at sea »/);
     assert.doesNotMatch(await page(''), /class="chip"/, 'no indicator without a filter');
   });
 

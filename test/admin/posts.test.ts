@@ -7,6 +7,7 @@ import type { Post } from '../../src/db/types.js';
 import { buildTestApp, type TestApp } from '../helpers.js';
 import type { WebClient } from '../support/client.js';
 import { auditRows, decode, fieldError, signedInAdmin, type Admin } from './support.js';
+import { characters } from '../support/client.js';
 
 /** The post titles in the table of a posts page, in order. */
 const titlesOf = (html: string): string[] => [...html.matchAll(/<td><a href="\/admin\/posts\/\d+\/edit">([^<]*)<\/a>/g)].map((m) => decode(m[1] ?? ''));
@@ -111,7 +112,7 @@ describe('/admin/posts editor and actions', () => {
     assert.equal(line?.subject_id, String(post.id));
     assert.equal(line?.subject_label, 'Élan vital: notes & more');
     const edit = await client.get(String(response.headers.location));
-    assert.match(edit.body, /role="status">The post “Élan vital: notes &amp; more” was created\.</);
+    assert.match(characters(edit.body), /role="status">The post “Élan vital: notes &amp; more” was created\.</);
   });
 
   it('publishes a new post at once: GET /api/posts serves it on the next request', async () => {
@@ -252,7 +253,7 @@ describe('/admin/posts editor and actions', () => {
     const post = await t.app.services.posts.create(admin.id, { title: 'Short lived', status: 'published' });
     const confirm = await client.get(`/admin/posts/${post.id}/delete`);
     assert.equal(confirm.statusCode, 200);
-    assert.match(confirm.body, /The post “Short lived” will be deleted/);
+    assert.match(characters(confirm.body), /The post “Short lived” will be deleted/);
     assert.ok(await t.app.services.admin.findPost(post.id), 'the confirmation page deletes nothing');
     const response = await client.post(`/admin/posts/${post.id}/delete`);
     assert.equal(response.statusCode, 303);

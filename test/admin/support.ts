@@ -3,7 +3,7 @@
 import type { TestApp } from '../helpers.js';
 import { runInProcess } from '../cli/harness.js';
 import type { User } from '../../src/db/types.js';
-import { WebClient } from '../support/client.js';
+import { characters, WebClient } from '../support/client.js';
 
 let counter = 0;
 
@@ -41,9 +41,9 @@ export function fieldError(html: string, field: string): string | null {
   return match?.[1] === undefined ? null : decode(match[1]);
 }
 
-/** Undoes Eta's HTML escaping, to compare texts. */
+/** Undoes the pages' HTML escaping (numeric references beyond Latin-1 included), to compare texts. */
 export function decode(text: string): string {
-  return text.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return characters(text).replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 }
 
 /**

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { bearer, buildTestApp, createUser, type TestApp } from '../helpers.js';
 import type { WebClient } from '../support/client.js';
 import { auditRows, signedInAdmin } from './support.js';
+import { characters } from '../support/client.js';
 
 const names = (html: string): string[] => [...html.matchAll(/<tr>\s*<td>([^<]+)<\/td>/g)].map((m) => m[1] ?? '');
 
@@ -63,7 +64,7 @@ describe('/admin/tokens', () => {
     const kept = await t.app.services.tokens.issue(ada.id, 'new phone');
     const confirm = await client.get(`/admin/tokens/${revoked.id}/revoke`);
     assert.equal(confirm.statusCode, 200);
-    assert.match(confirm.body, /The token “old phone” of ada@example\.com will stop working at once\./);
+    assert.match(characters(confirm.body), /The token “old phone” of ada@example\.com will stop working at once\./);
     assert.ok(await works(revoked.plaintext), 'the confirmation page revokes nothing');
     const response = await client.post(`/admin/tokens/${revoked.id}/revoke`);
     assert.equal(response.statusCode, 303);

@@ -153,3 +153,12 @@ export function decodeEntities(text: string): string {
     .replace(/&gt;/g, '>')
     .replace(/&amp;/g, '&');
 }
+
+/**
+ * A page's HTML with its numeric character references (&#x2019;) written as the characters they
+ * stand for: pages write what is beyond Latin-1 that way (src/http/shared/latin1.ts), and a test
+ * compares texts as a reader sees them. Named references (&amp;, &lt;) stay.
+ */
+export function characters(html: string): string {
+  return html.replace(/&#x([0-9a-f]+);/gi, (_, hex: string) => String.fromCodePoint(Number.parseInt(hex, 16)));
+}

@@ -8,7 +8,7 @@ import { MAIL_TEXT_MAX, mailSafeText } from '../../src/modules/alerts/device.js'
 import { createUser, type TestApp } from '../helpers.js';
 import type { MailServer } from './mail-server.js';
 import { appWithMail, closeAppWithMail, login } from './support.js';
-import { WebClient } from '../support/client.js';
+import { characters, WebClient } from '../support/client.js';
 
 const PASSWORD = 'device-password-1';
 const MALICIOUS = 'laptop".\n\nSECURITY TEAM: this sign-in was blocked. Re-verify your account within 24 hours at https://evil.example/verify or it will be closed.';
@@ -61,11 +61,11 @@ describe('the new-device alert mail', () => {
     assert.ok(!lines.some((line) => /^\s*SECURITY TEAM/.test(line)), alert.text);
     const device = lines.find((line) => line.startsWith('Device: '));
     assert.ok(device, alert.text);
-    assert.match(device, /^Device: “laptop'\. SECURITY TEAM: this sign-in was blocked\. [^”]*…”/);
+    assert.match(characters(device), /^Device: “laptop'\. SECURITY TEAM: this sign-in was blocked\. [^”]*…”/);
     assert.ok(!/Re-verify your account within 24 hours/.test(alert.text), 'the name is cut');
     assert.ok(!LINKABLE.test(alert.text), alert.text);
     assert.ok(!LINKABLE.test(alert.html), alert.html);
     assert.ok(!/SECURITY TEAM[^<]*<br|<p>\s*SECURITY TEAM/.test(alert.html), 'no paragraph of its own in the HTML');
-    assert.match(alert.html, /“laptop&#39;\. SECURITY TEAM/);
+    assert.match(characters(alert.html), /“laptop&#39;\. SECURITY TEAM/);
   });
 });

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { passkeysSuggestedUrl, passkeysUnavailable } from '../../src/modules/passkeys/relying-party.js';
 import { TEST_APP_KEY, buildTestApp, createUser, type TestApp } from '../helpers.js';
-import { WebClient } from '../support/client.js';
+import { characters, WebClient } from '../support/client.js';
 import { oncePerRun } from '../support/services.js';
 import { login } from './support.js';
 
@@ -100,7 +100,7 @@ describe('the security page where passkeys cannot work', () => {
     assert.match(section, /\(APP_URL, http:\/\/tessera\.example:8080\) is not secure, and browsers make passkeys only over https/);
     assert.match(section, /set APP_URL to https:\/\/tessera\.example:8080\./);
     const french = await passkeysSection('http://tessera.example:8080', 'fr');
-    assert.match(french, /n’est pas sécurisée.*régler APP_URL sur https:\/\/tessera\.example:8080\./s);
+    assert.match(characters(french), /n’est pas sécurisée.*régler APP_URL sur https:\/\/tessera\.example:8080\./s);
   });
 });
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { buildTestApp, createUser, type TestApp } from '../helpers.js';
-import { WebClient } from '../support/client.js';
+import { characters, WebClient } from '../support/client.js';
 import { b64url, SoftPasskey } from './soft-passkey.js';
 import { login, mainOf } from './support.js';
 
@@ -87,7 +87,7 @@ describe('passkeys', () => {
     assert.deepEqual(JSON.parse(rows[0]!.transports), ['internal']);
     const page = mainOf((await client.get('/security')).body);
     assert.match(page, /Work &lt;laptop&gt;/);
-    assert.match(page, /Passkey “Work &lt;laptop&gt;” added\./);
+    assert.match(characters(page), /Passkey “Work &lt;laptop&gt;” added\./);
   });
 
   it('refuses a garbage or forged registration with 422 and stores nothing', async () => {

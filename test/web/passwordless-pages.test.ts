@@ -11,7 +11,7 @@ import { buildApp } from '../../src/app.js';
 import { runInProcess } from '../cli/harness.js';
 import type { Config } from '../../src/config.js';
 import { createTestDatabase, createUser, testConfig, type TestDatabase } from '../helpers.js';
-import { decodeEntities, WebClient } from '../support/client.js';
+import { characters, decodeEntities, WebClient } from '../support/client.js';
 import { startTestProvider, type TestProvider } from '../support/oidc-provider.js';
 import { SoftPasskey } from './soft-passkey.js';
 import { login } from './support.js';
@@ -117,7 +117,7 @@ describe('the pages of an account without a password', () => {
     // In French too.
     await again.get('/locale/fr');
     const french = text((await again.get('/security')).body);
-    assert.match(french, /Il vous sera d’abord demandé de confirmer votre identité avec une clé d’accès ou Corp ID\./);
+    assert.match(characters(french), /Il vous sera d’abord demandé de confirmer votre identité avec une clé d’accès ou Corp ID\./);
     assert.doesNotMatch(french, /mot de passe vous sera/);
   });
 

@@ -8,7 +8,7 @@ import { generate } from 'otplib';
 import type { User } from '../../src/db/types.js';
 import { twoFactorEnabled } from '../../src/modules/two-factor/two-factor.service.js';
 import { buildTestApp, createUser, type TestApp } from '../helpers.js';
-import { WebClient, fieldError } from '../support/client.js';
+import { characters, fieldError, WebClient } from '../support/client.js';
 import { login, mainOf, sessionIdOf, sessionRow } from './support.js';
 
 const PASSWORD = 'two-factor-setup-1';
@@ -249,11 +249,11 @@ describe('two-factor set-up on the security page', () => {
     assert.match(page.body, />Activer</);
     await client.post('/user/two-factor');
     page = await client.get('/security');
-    assert.match(page.body, /aria-label="QR code à scanner avec une application d’authentification"/);
+    assert.match(characters(page.body), /aria-label="QR code à scanner avec une application d’authentification"/);
     assert.match(page.body, /Clé de configuration/);
     const response = await client.post('/user/two-factor/confirm', { code: '000000x' });
     assert.equal(response.statusCode, 422);
-    assert.match(fieldError(response.body, 'code') ?? '', /^Ce code n’est pas valide/);
+    assert.match(characters(fieldError(response.body, 'code') ?? ''), /^Ce code n’est pas valide/);
     const secret = shownSecret(response.body)!;
     await client.post('/user/two-factor/confirm', { code: await generate({ secret }) });
     page = await client.get('/security');

@@ -16,6 +16,7 @@ import type { AuthorChoice } from '../../modules/posts/authors.js';
 import { BROWSER_RENDERING, renderMarkdown } from '../../modules/posts/markdown.js';
 import { panelTimeValue, parsePanelTime } from '../../modules/posts/panel-time.js';
 import { POST_DATE_STYLE, keyboardScrollable, postDate } from '../../modules/posts/post-page.js';
+import { latin1Html } from '../shared/latin1.js';
 import type { PostForm } from '../../modules/posts/posts.service.js';
 import { SLUG_PATTERN, slugify } from '../../modules/posts/slug.js';
 import { languageName, postPath } from '../../modules/posts/urls.js';
@@ -153,7 +154,7 @@ export const postRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // The server's preview (the Preview button, without JavaScript); the script renders the same shape live.
       showPreview: extra.preview === true,
       preview: {
-        html: keyboardScrollable(renderMarkdown(values.body)),
+        html: latin1Html(keyboardScrollable(renderMarkdown(values.body))),
         date: postDate(typeof when === 'string' ? when : null, locale),
         author: authors.find((option) => option.value === values.author_id)?.name || null,
       },

@@ -12,6 +12,7 @@ import { nextPublication } from '../../modules/posts/published.repository.js';
 import { SLUG_PATTERN } from '../../modules/posts/slug.js';
 import { blogPath, feedTitle, languageName, postPath } from '../../modules/posts/urls.js';
 import { keyboardScrollable, postDate } from '../../modules/posts/post-page.js';
+import { latin1Html } from '../shared/latin1.js';
 import { normalLocale, type SiteSettings } from '../../modules/settings/site.js';
 import { notFound } from '../../modules/shared/errors.js';
 import { localeOf } from '../../plugins/views.js';
@@ -165,7 +166,7 @@ export async function blogRoutes(app: FastifyInstance): Promise<void> {
     const translations = locales.map((code) => ({ locale: code, name: languageName(code), href: postPath({ slug: post.slug, locale: code }, site.defaultLocale) }));
     return {
       title: post.title,
-      post: { title: post.title, lang: post.locale, html: keyboardScrollable(post.body_html), date: postDate(post.published_at, visitor), author: post.author?.name ?? null },
+      post: { title: post.title, lang: post.locale, html: latin1Html(keyboardScrollable(post.body_html)), date: postDate(post.published_at, visitor), author: post.author?.name ?? null },
       previous: link(neighbours.previous),
       next: link(neighbours.next),
       back: blogPath(post.locale, 1, site.defaultLocale),
