@@ -77,6 +77,12 @@ describe('formatDateTime, the one format of a moment on the site and in the pane
     assert.deepEqual(formatDateTime('fr', AT).split(' '), ['1\u00a0mars\u00a02026,', '23:30\u00a0UTC']);
   });
 
+  it('writes a dash for a text that is no moment, the second time as the first', () => {
+    assert.equal(formatDateTime('en', 'yesterday'), '\u2014');
+    assert.equal(formatDateTime('en', 'yesterday'), '\u2014');
+    assert.equal(formatDateTime('fr', new Date(Number.NaN)), '\u2014');
+  });
+
   it('keeps every character in Latin-1 (a narrow no-break space would make a page two-byte text)', () => {
     for (const locale of ['en', 'fr']) assert.deepEqual([...formatDateTime(locale, AT)].filter((char) => char.charCodeAt(0) > 0xff), [], locale);
   });

@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../db/types.js';
 import type { Acting } from '../../modules/audit/audit.service.js';
 import type { ListParams } from '../../modules/admin/listing.js';
-import { formatDateTime } from '../../modules/i18n/formats.js';
+import { formatDateTime, NO_MOMENT } from '../../modules/i18n/formats.js';
 import { t, type Locale } from '../../modules/i18n/translator.js';
 import { AppError, forbidden, notFound } from '../../modules/shared/errors.js';
 import { localeFor } from '../shared/forms.js';
@@ -20,8 +20,7 @@ export function actorOf(request: FastifyRequest): User {
 
 /** A stored ISO time as the panel shows it: as the site does (formatDateTime), or a dash for none. */
 export function formatWhen(locale: string, iso: string | null | undefined): string {
-  if (iso === null || iso === undefined || Number.isNaN(Date.parse(iso))) return '—';
-  return formatDateTime(locale, iso);
+  return iso === null || iso === undefined ? NO_MOMENT : formatDateTime(locale, iso);
 }
 
 /** Renders a panel page in the admin layout. */

@@ -46,6 +46,9 @@ export function formatDate(locale: string, style: DateTimeStyle, date: Date | st
   });
 }
 
+/** What a page shows where a moment is missing or unreadable. */
+export const NO_MOMENT = '\u2014';
+
 /** How the site and the panel show a moment: the date and the minute, one style for every page. */
 const DATE_TIME: DateTimeStyle = { dateStyle: 'medium', timeStyle: 'short' };
 const SPACE = /[ \u202f]/g;
@@ -56,12 +59,16 @@ const NO_BREAK = '\u00a0';
  * UTC", "26 nov. 2026, 15:11 UTC". The one format of the site's and the panel's dates and times.
  * A narrow column may wrap it between the date and the time only: every other space is a
  * no-break space (also in place of the narrow one some ICU versions put before "PM", which is
- * not Latin-1 and would make a whole page two-byte text).
+ * not Latin-1 and would make a whole page two-byte text). A date that is none: NO_MOMENT.
  */
 export function formatDateTime(locale: string, date: Date | string): string {
   return remembered(`moment|${locale}|${timeOf(date)}`, () => {
+    const moment = typeof date === 'string' ? new Date(date) : date;
+    // A stored text that is no moment shows as a dash, as a missing one does, and is remembered
+    // as such: no page parses the same text twice to find out.
+    if (Number.isNaN(moment.getTime())) return NO_MOMENT;
     const format = keptFormatter(`date|${locale}|${DATE_TIME.dateStyle}|${DATE_TIME.timeStyle}`, () => new Intl.DateTimeFormat(locale, { ...DATE_TIME, timeZone: 'UTC' }));
-    const parts = format.formatToParts(typeof date === 'string' ? new Date(date) : date);
+    const parts = format.formatToParts(moment);
     const between = parts.findIndex((part) => part.type === 'hour') - 1;
     return `${parts.map((part, index) => (index === between ? part.value : part.value.replace(SPACE, NO_BREAK))).join('')}${NO_BREAK}UTC`;
   });
