@@ -1,14 +1,13 @@
 // Runs the CLI the way a user does. On SQLite (the default) each command is a real process,
-// `node --import tsx src/cli.ts …` (or `node dist/cli.js …` after a build), on a temporary database file; with TEST_DATABASE_URL set to
+// `node --import tsx src/cli.ts …` (or `node dist/cli.js …` after a build: test/support/entry.ts), on a temporary database file; with TEST_DATABASE_URL set to
 // PostgreSQL, a schema cannot be named in DATABASE_URL, so run() is called in-process on a fresh
 // schema instead. Either way the test reads the database through the same services as the app.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { run } from '../../src/cli.js';
 import type { Config } from '../../src/config.js';
@@ -16,25 +15,13 @@ import { connect, type Db } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { createServices, type Services } from '../../src/services.js';
 import { TEST_APP_KEY, TEST_DATABASE_URL, onPostgres, testConfig } from '../helpers.js';
+import { COMPILE_CACHE, entry } from '../support/entry.js';
 
-const SOURCE_CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
-const BUILT_CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
-const TSX = import.meta.resolve('tsx');
-
-/** The newest modification time of the files under a directory (0 when it does not exist). */
-function newest(dir: string): number {
-  if (!existsSync(dir)) return 0;
-  return Math.max(0, ...readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((name) => statSync(join(dir, name)).mtimeMs));
-}
-
-// The compiled CLI (`npm run build`, which CI runs before the tests) starts in a fraction of the
-// time tsx needs to compile src/ in each of the dozens of processes these tests spawn; it is used
-// only when it is newer than every source file, so an edit made after a build is what is tested.
-const useBuilt = existsSync(BUILT_CLI) && statSync(BUILT_CLI).mtimeMs >= newest(fileURLToPath(new URL('../../src', import.meta.url)));
-
+// The compiled CLI when it is newer than the sources (test/support/entry.ts).
+const CLI = entry('cli');
 /** The script the CLI processes run, and the node options it needs. */
-export const CLI_PATH = useBuilt ? BUILT_CLI : SOURCE_CLI;
-export const CLI_NODE_ARGS: readonly string[] = useBuilt ? [] : ['--import', TSX];
+export const CLI_PATH = CLI.path;
+export const CLI_NODE_ARGS: readonly string[] = CLI.nodeArgs;
 
 export type CliResult = { code: number; stdout: string; stderr: string };
 
@@ -43,7 +30,7 @@ export function spawnCli(args: readonly string[], options: { env?: Record<string
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [...CLI_NODE_ARGS, CLI_PATH, ...args], {
       cwd: options.cwd,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'test', APP_KEY: TEST_APP_KEY, ...options.env },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...COMPILE_CACHE, NODE_ENV: 'test', APP_KEY: TEST_APP_KEY, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -14,6 +14,7 @@ import { migrateToLatest } from '../../src/db/migrator.js';
 import { createServices } from '../../src/services.js';
 import { TEST_APP_KEY, testConfig } from '../helpers.js';
 import { CLI_NODE_ARGS, CLI_PATH, createCliHarness, runInProcess, spawnCli, type CliHarness } from './harness.js';
+import { COMPILE_CACHE } from '../support/entry.js';
 import { oncePerRun } from '../support/services.js';
 
 const COMMANDS = ['db:migrate', 'db:seed', 'db:import-laravel', 'user:create', 'admin:create', 'admin:promote', 'admin:demote', 'key:generate', 'tokens:prune'];
@@ -213,7 +214,7 @@ test('admin:create on a real terminal hides the password it reads', { skip: !has
     const command = [process.execPath, ...CLI_NODE_ARGS, CLI_PATH, 'admin:create'].map((part) => JSON.stringify(part)).join(' ');
     const child = spawn('script', ['-qfec', command, '/dev/null'], {
       cwd,
-      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', APP_KEY: TEST_APP_KEY, DATABASE_URL: url, TERM: 'dumb' },
+      env: { PATH: process.env.PATH ?? '', ...COMPILE_CACHE, NODE_ENV: 'test', APP_KEY: TEST_APP_KEY, DATABASE_URL: url, TERM: 'dumb' },
     });
     let output = '';
     let seen = 0;

@@ -18,6 +18,7 @@ import { APP_KEY_MISMATCH } from '../../src/modules/two-factor/sealed-secrets.js
 import { createServices } from '../../src/services.js';
 import { TEST_APP_KEY, testConfig } from '../helpers.js';
 import { CLI_NODE_ARGS, CLI_PATH, spawnCli } from '../cli/harness.js';
+import { COMPILE_CACHE } from '../support/entry.js';
 import { createSharedDatabase, issueTokenHttp, seedUsers, spawnServer, startServerProcess, type SeededUser, type SharedDatabase } from '../load/server-process.js';
 import { freePort } from '../support/browser.js';
 import { sqliteOnly } from '../support/services.js';
@@ -42,7 +43,7 @@ function runBackup(args: string[], env: Record<string, string>, cwd: string): Pr
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...CLI_NODE_ARGS, CLI_PATH, ...args], {
       cwd,
-      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', APP_KEY: TEST_APP_KEY, ...env },
+      env: { PATH: process.env.PATH ?? '', ...COMPILE_CACHE, NODE_ENV: 'test', APP_KEY: TEST_APP_KEY, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

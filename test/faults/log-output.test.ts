@@ -1,4 +1,4 @@
-// The request log of the real process (`node --import tsx src/server.ts`): lines are buffered
+// The request log of the real process (test/load/server-process.ts): lines are buffered
 // (src/app.ts, logDestination) yet reach stdout within about a second when traffic is light, and
 // none is lost when the process stops on SIGTERM; every line is one whole JSON object.
 import assert from 'node:assert/strict';

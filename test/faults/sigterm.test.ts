@@ -2,7 +2,7 @@
 // request it has begun (token issues, slow on purpose: argon2id, and one whose body is still
 // arriving), answers a request that comes after the signal with the 503 envelope and
 // `Connection: close`, writes everything it answered, and exits 0 within 10 s.
-// The real process (`node --import tsx src/server.ts`) on the test database.
+// The real process (test/load/server-process.ts) on the test database.
 import assert from 'node:assert/strict';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';

@@ -1,6 +1,6 @@
 // The service cannot start: its port is taken, PostgreSQL is not there, the database does not
 // exist or cannot be created, Redis does not answer though it holds the rate limits, a migration
-// fails. Each case is the real process (`node --import tsx src/server.ts`), which must print
+// fails. Each case is the real process (test/support/entry.ts), which must print
 // exactly one line naming the cause and the setting to change, exit 1, and show no stack unless
 // LOG_LEVEL=debug; never a password. The CLI says the same for the database.
 import assert from 'node:assert/strict';
@@ -18,6 +18,10 @@ import { withSearchPath, ROOT } from '../load/server-process.js';
 import { freePort } from '../support/browser.js';
 import { needsPostgres } from '../support/services.js';
 import { spawnCli } from '../cli/harness.js';
+import { COMPILE_CACHE, entry } from '../support/entry.js';
+
+/** The compiled server when it is newer than the sources (test/support/entry.ts). */
+const SERVER = entry('server');
 
 type Outcome = { code: number | string; output: string; lines: string[] };
 
@@ -26,9 +30,9 @@ const STACK_LINE = /^\s+at /m;
 /** Runs the server with `env` until it exits (killed after 60 s: a start that hangs fails; a slow machine under the suite's load took up to 20 s to fail one). */
 function startServer(env: Record<string, string>): Promise<Outcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    const child = spawn(process.execPath, [...SERVER.nodeArgs, SERVER.path], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', APP_KEY: TEST_APP_KEY, HOST: '127.0.0.1', LOG_LEVEL: 'info', DATA_DIR: testDataDir(), ...env },
+      env: { PATH: process.env.PATH ?? '', ...COMPILE_CACHE, NODE_ENV: 'test', APP_KEY: TEST_APP_KEY, HOST: '127.0.0.1', LOG_LEVEL: 'info', DATA_DIR: testDataDir(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -1,5 +1,5 @@
-// Support for the load and fault suites: the real service as a child process (`node --import tsx
-// src/server.ts`) on a free loopback port and its own database (a SQLite file in a temporary
+// Support for the load and fault suites: the real service as a child process (dist/server.js, or
+// src/server.ts through tsx: test/support/entry.ts) on a free loopback port and its own database (a SQLite file in a temporary
 // directory, or a fresh PostgreSQL schema), users seeded straight into that database, and an
 // autocannon run that reports plain figures.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,6 +14,7 @@ import { migrateToLatest } from '../../src/db/migrator.js';
 import { hashPassword } from '../../src/modules/passwords/hasher.js';
 import { TEST_APP_KEY, TEST_DATABASE_URL, onPostgres, testDataDir } from '../helpers.js';
 import { freePort } from '../support/browser.js';
+import { COMPILE_CACHE, entry } from '../support/entry.js';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -116,9 +117,11 @@ export type ServerProcess = {
 };
 
 const REPORT_LISTENING = new URL('../support/report-listening.mjs', import.meta.url).href;
+/** The compiled server when it is newer than the sources (test/support/entry.ts). */
+const SERVER = entry('server');
 
 /**
- * Starts `node --import tsx src/server.ts` with `env` on a free port; resolves once GET /up answers.
+ * Starts the service (`node --import tsx src/server.ts`, or dist/server.js after a build: test/support/entry.ts) with `env` on a free port; resolves once GET /up answers.
  * The port is free when chosen but may be taken before the child listens: the child then exits
  * saying the port is in use and another port is tried. Only the child's own report that it
  * listens on the port (test/support/report-listening.mjs) counts, never an answer from whoever
@@ -155,10 +158,11 @@ async function answersUp(url: string): Promise<boolean> {
  */
 export function spawnServer(env: Record<string, string>, port: number): ChildProcess {
   const url = `http://127.0.0.1:${port}`;
-  return spawn(process.execPath, ['--import', 'tsx', '--import', REPORT_LISTENING, 'src/server.ts'], {
+  return spawn(process.execPath, [...SERVER.nodeArgs, '--import', REPORT_LISTENING, SERVER.path], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
+      ...COMPILE_CACHE,
       NODE_ENV: 'test',
       APP_KEY: TEST_APP_KEY,
       HOST: '127.0.0.1',
