@@ -2,14 +2,16 @@
 // Node 20 has no glob in --test, so the files are listed here. Extra arguments are passed on,
 // e.g. `npm test -- test/api/tokens.test.ts` to run one file (each file in a process of its own).
 //
-// The whole suite runs as jobs, three at a time (two cores: tests wait on Chromium, PostgreSQL,
-// SMTP and child processes, so a third keeps the cores busy). A job is one node process:
-// - the files that start servers, Chromium, the command line or fault machinery (and the timing
+// The whole suite runs as jobs, four at a time (two cores: tests wait on Chromium, PostgreSQL,
+// SMTP and child processes, so more keep the cores busy). A job is one node process:
+// - the files that start servers, the command line or fault machinery (and the timing
 //   comparisons) run one per process, as each file always did;
-// - the files that only build apps in the process and call them with inject (test/api, unit,
-//   web, admin, feeds, security, fuzz) run in batches, several files one after the other in
-//   one process (--test-isolation=none). Each process costs about a second of CPU to start
-//   (tsx and 1,600 modules): with 170 processes that was a third of the suite's CPU time.
+// - the files that build apps in the process and call them with inject (test/api, unit, web,
+//   admin, feeds, security, fuzz), and the browser files (each starts its Chromium and its
+//   in-process server in before() and closes them in after()), run in batches, several files one
+//   after the other in one process (--test-isolation=none). Each process costs one to two seconds
+//   of CPU to start (tsx and 1,600 modules): with 170 processes that was a third of the suite's
+//   CPU time.
 // Each job's report is printed whole when it ends, so reports never interleave; a summary of
 // every job closes the run. Node's compile cache (node_modules/.cache) keeps the modules'
 // compiled code between processes and runs.
@@ -134,14 +136,14 @@ const env = { ...process.env, NODE_ENV: 'test', NODE_COMPILE_CACHE: process.env.
 // A test that hangs fails after 5 minutes (the longest file takes about 45 s) instead of holding the whole run (and CI) forever.
 const NODE_ARGS = ['--import', 'tsx', '--test', '--test-timeout=300000', '--test-reporter=spec'];
 
-/** Directories whose files only build apps in their own process: they share processes. */
-const SHARED = ['test/api/', 'test/unit/', 'test/web/', 'test/admin/', 'test/feeds/', 'test/security/', 'test/fuzz/'];
+/** Directories whose files build apps (and browsers) in their own process only: they share processes. */
+const SHARED = ['test/api/', 'test/unit/', 'test/web/', 'test/admin/', 'test/feeds/', 'test/security/', 'test/fuzz/', 'test/browser/'];
 /** Files of those directories that still get a process of their own: timing comparisons want a quiet process. */
 const OWN_PROCESS = new Set(['test/security/enumeration.test.ts']);
 /** Jobs at a time (TEST_JOBS overrides). */
 const JOBS = Number(process.env.TEST_JOBS ?? 4);
 /** About how many seconds of files a shared process runs. */
-const BATCH_SECONDS = 20;
+const BATCH_SECONDS = 30;
 /** A job that has not ended after this long is stopped and counted as failed (tests time out after 5 minutes). */
 const JOB_TIMEOUT_MS = 12 * 60_000;
 
