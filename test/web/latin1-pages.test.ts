@@ -3,7 +3,10 @@
 // show as the character itself. One such character left as it is makes the whole page a two-byte
 // string, several times slower to write to the socket.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { escapeHtml, latin1Html } from '../../src/http/shared/latin1.js';
 import { buildTestApp, createUser, type TestApp } from '../helpers.js';
 import { WebClient } from '../support/client.js';
@@ -21,6 +24,20 @@ describe('escapeHtml and latin1Html', () => {
     assert.equal(escapeHtml('plain café'), 'plain café');
     assert.equal(latin1Html('<p>It’s <em>😀</em> & more</p>'), '<p>It&#x2019;s <em>&#x1f600;</em> & more</p>');
     assert.equal(latin1Html('<p>nothing to do</p>'), '<p>nothing to do</p>');
+  });
+});
+
+describe('the views', () => {
+  it('write no character beyond Latin-1 as their own text (an entity instead), nor an inline script or style', () => {
+    const root = fileURLToPath(new URL('../../src/views/', import.meta.url));
+    const views = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.eta') && !name.startsWith('mail/'));
+    assert.ok(views.length > 50, `found ${views.length} views`);
+    for (const name of views) {
+      // The text outside Eta's tags is what the page writes as it is; what is inside goes through the escape function (or is code).
+      const text = readFileSync(join(root, name), 'utf8').replace(/<%[\s\S]*?%>/g, '');
+      assert.doesNotMatch(text, BEYOND_LATIN1, name);
+      assert.doesNotMatch(text, /<script(?![^>]*\ssrc=)[^>]*>|<style[\s>]/, `${name}: a reference inside an inline script or style would show as written`);
+    }
   });
 });
 

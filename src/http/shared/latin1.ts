@@ -5,9 +5,9 @@
 // the page's instructions (docs/performance.md). So what a page writes beyond Latin-1 goes out as
 // a numeric character reference (&#x201c;), which the browser shows as the same character: the
 // templates' escaping does it for every value (names, titles, translations), and latin1Html for
-// HTML that is written raw (a post's body). The views hold no such character themselves
-// (test/unit/latin1.test.ts). Pages have no inline script or style, where a reference would show
-// as written.
+// HTML that is written raw (a post's body). The views' own text holds no such character
+// (test/web/latin1-pages.test.ts). Pages have no inline script or style, where a reference would
+// show as written.
 
 /** A character beyond Latin-1: a surrogate pair (one character, one reference) or one code unit. */
 const WIDE = /[\ud800-\udbff][\udc00-\udfff]|[\u0100-\uffff]/g;
