@@ -186,6 +186,57 @@ export async function writeTransaction<T>(db: Db, fn: (trx: Kysely<Database> | T
   });
 }
 
+/** Stands for a named argument where a statement() puts it: the value itself is given at each run. */
+export type Arg<Args> = <Key extends keyof Args & string>(key: Key) => Args[Key];
+
+/** A statement(): built once per database, run with named arguments. */
+export type Statement<Args, Row> = {
+  all(db: Db, args: Args): Promise<Row[]>;
+  first(db: Db, args: Args): Promise<Row | undefined>;
+};
+
+/**
+ * A read written with Kysely, built and prepared once per database, then run with named
+ * arguments (`name` names it on PostgreSQL: one per SQL text). For the reads of pages shown at
+ * every request, where building the statement (Kysely's immutable builders, each step a frozen
+ * copy) cost as much as running it: /security's three reads took 27 µs to build. `build` places
+ * each argument with `arg('key')` and must not look at it: the SQL is the same for every run.
+ */
+export function statement<Args extends Record<string, unknown>, Row>(
+  name: string,
+  build: (kysely: Kysely<Database>, arg: Arg<Args>) => { compile(): CompiledQuery<Row> },
+): Statement<Args, Row> {
+  type Ready = { prepared: Prepared<Row>; parameters: (args: Args) => unknown[] };
+  const built = new WeakMap<Db, Ready>();
+  const ready = (db: Db): Ready => {
+    let found = built.get(db);
+    if (found !== undefined) return found;
+    // Each argument is compiled as a unique object, then found again among the parameters.
+    const places = new Map<unknown, keyof Args & string>();
+    const arg = ((key: keyof Args & string) => {
+      const place = Object.freeze({ argument: key });
+      places.set(place, key);
+      return place;
+    }) as unknown as Arg<Args>;
+    const query = build(db.kysely, arg).compile();
+    const fixed = query.parameters;
+    const keys = fixed.map((value) => places.get(value));
+    found = { prepared: prepare<Row>(db, name, query), parameters: (args) => keys.map((key, at) => (key === undefined ? fixed[at] : args[key])) };
+    built.set(db, found);
+    return found;
+  };
+  return {
+    all: (db, args) => {
+      const { prepared, parameters } = ready(db);
+      return prepared.all(parameters(args));
+    },
+    first: (db, args) => {
+      const { prepared, parameters } = ready(db);
+      return prepared.first(parameters(args));
+    },
+  };
+}
+
 /**
  * A statement compiled once and prepared once per driver, for the few queries on the hot path
  * (token lookup). Kysely compiles and better-sqlite3 re-prepares on every call otherwise.

@@ -4,7 +4,7 @@
 // carry a random token of which only the SHA-256 is stored, compared in constant time.
 import type { Config } from '../../config.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { writeTransaction, type Db } from '../../db/connect.js';
+import { statement, writeTransaction, type Db } from '../../db/connect.js';
 import type { Selectable } from 'kysely';
 import type { EmailChangesTable, User } from '../../db/types.js';
 import { t } from '../i18n/translator.js';
@@ -29,6 +29,10 @@ type Row = Selectable<EmailChangesTable>;
 
 const toDate = (value: string) => new Date(value);
 
+const pendingOfUser = statement<{ userId: number }, Row>('email_change_of_user', (kysely, arg) =>
+  kysely.selectFrom('email_changes').selectAll().where('user_id', '=', arg('userId')),
+);
+
 export class EmailChangeService {
   constructor(
     private readonly db: Db,
@@ -39,7 +43,7 @@ export class EmailChangeService {
 
   /** The user's change waiting for its link, if any and not expired. */
   async pending(userId: number): Promise<PendingEmailChange | null> {
-    const row = await this.db.kysely.selectFrom('email_changes').selectAll().where('user_id', '=', userId).executeTakeFirst();
+    const row = await pendingOfUser.first(this.db, { userId });
     if (row === undefined || toDate(row.expires_at).getTime() <= this.clock()) return null;
     return { id: row.id, newEmail: row.new_email, expiresAt: toDate(row.expires_at) };
   }

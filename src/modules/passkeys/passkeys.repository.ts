@@ -1,6 +1,6 @@
 // The passkeys table: plain functions of the database. Ids and keys are stored as base64url
 // text, as the browser reports them; nothing here is secret (a public key is public).
-import type { Db } from '../../db/connect.js';
+import { statement, type Db } from '../../db/connect.js';
 import type { Database, PasskeysTable } from '../../db/types.js';
 import type { Kysely, Selectable } from 'kysely';
 
@@ -16,9 +16,13 @@ export type NewPasskey = {
   backedUp: boolean;
 };
 
+const ofUser = statement<{ userId: number }, PasskeyRow>('passkeys_of_user', (kysely, arg) =>
+  kysely.selectFrom('passkeys').selectAll().where('user_id', '=', arg('userId')).orderBy('created_at', 'desc').orderBy('id', 'desc'),
+);
+
 /** The user's passkeys, newest first. */
 export function passkeysOf(db: Db, userId: number): Promise<PasskeyRow[]> {
-  return db.kysely.selectFrom('passkeys').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  return ofUser.all(db, { userId });
 }
 
 /** How many passkeys the user has. */

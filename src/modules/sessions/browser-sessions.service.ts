@@ -6,7 +6,9 @@
 // Sessions are named by a handle, the SHA-256 of their id, never by the id itself: the page
 // must not print the secret half of another browser's cookie.
 import { createHash } from 'node:crypto';
-import type { Db } from '../../db/connect.js';
+import type { Kysely } from 'kysely';
+import { statement, type Arg, type Db } from '../../db/connect.js';
+import type { Database } from '../../db/types.js';
 import type { RememberService } from '../remember/remember.service.js';
 import { deviceOf, type Device } from './device.js';
 
@@ -34,6 +36,19 @@ function rememberSelectorIn(payload: string): string | null {
   }
 }
 
+// The user's sessions not past their idle end at `now`, latest used first; with `since`, only
+// those begun after it (an absolute lifetime).
+function aliveSessions(kysely: Kysely<Database>, userId: number, now: string, since?: string) {
+  let query = kysely.selectFrom('sessions').select(['id', 'ip', 'user_agent', 'updated_at', 'created_at']).where('user_id', '=', userId).where('expires_at', '>', now);
+  if (since !== undefined) query = query.where('created_at', '>', since);
+  return query.orderBy('updated_at', 'desc');
+}
+
+const aliveOfUser = statement('browser_sessions_of_user', (kysely, arg: Arg<{ userId: number; now: string }>) => aliveSessions(kysely, arg('userId'), arg('now')));
+const aliveBegunSince = statement('browser_sessions_of_user_since', (kysely, arg: Arg<{ userId: number; now: string; since: string }>) =>
+  aliveSessions(kysely, arg('userId'), arg('now'), arg('since')),
+);
+
 export class BrowserSessionService {
   constructor(
     private readonly db: Db,
@@ -45,7 +60,12 @@ export class BrowserSessionService {
 
   /** The user's site sessions that are still alive, this one first, then the latest used. */
   async list(userId: number, currentId: string | undefined): Promise<BrowserSession[]> {
-    const rows = await this.active(userId).select(['id', 'ip', 'user_agent', 'updated_at', 'created_at']).orderBy('updated_at', 'desc').execute();
+    const now = this.clock();
+    const alive = { userId, now: new Date(now).toISOString() };
+    const rows =
+      this.absoluteMinutes > 0
+        ? await aliveBegunSince.all(this.db, { ...alive, since: new Date(now - this.absoluteMinutes * 60_000).toISOString() })
+        : await aliveOfUser.all(this.db, alive);
     const sessions = rows.map((row) => ({
       handle: sessionHandle(row.id),
       device: deviceOf(row.user_agent),
@@ -69,12 +89,5 @@ export class BrowserSessionService {
     const selector = rememberSelectorIn(row.payload);
     if (selector !== null) await this.remember.forgetSelectors(userId, [selector]);
     return true;
-  }
-
-  private active(userId: number) {
-    const now = this.clock();
-    let query = this.db.kysely.selectFrom('sessions').where('user_id', '=', userId).where('expires_at', '>', new Date(now).toISOString());
-    if (this.absoluteMinutes > 0) query = query.where('created_at', '>', new Date(now - this.absoluteMinutes * 60_000).toISOString());
-    return query;
   }
 }

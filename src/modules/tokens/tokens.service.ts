@@ -1,6 +1,8 @@
 // Issuing, validating and revoking personal access tokens.
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/connect.js';
+import type { Kysely } from 'kysely';
+import { statement, type Arg, type Db } from '../../db/connect.js';
+import type { Database } from '../../db/types.js';
 import { truncateWal } from '../../db/space.js';
 import { bookkeepingFailed } from '../../db/outage-log.js';
 import { then, type MaybePromise } from '../../lib/maybe-promise.js';
@@ -39,6 +41,15 @@ export function chosenAbilities(choices: readonly string[]): Ability[] | null {
 // third of the throughput of an authenticated read. It is bookkeeping: when it cannot be written
 // (a full disk), the request is answered all the same (touch()).
 const LAST_USED_RESOLUTION_MS = 60_000;
+
+// The columns an owner may see (not the hash), of the user's tokens only.
+function ownedBy(kysely: Kysely<Database>, userId: number) {
+  return kysely.selectFrom('personal_access_tokens').select(['id', 'name', 'abilities', 'last_used_at', 'expires_at', 'created_at']).where('user_id', '=', userId);
+}
+
+const ownedNewestFirst = statement('tokens_of_user', (kysely, arg: Arg<{ userId: number }>) =>
+  ownedBy(kysely, arg('userId')).orderBy('created_at', 'desc').orderBy('id', 'desc'),
+);
 
 export class TokenService {
   /**
@@ -168,22 +179,14 @@ export class TokenService {
 
   /** The user's own tokens, newest first, as their owner may see them: never the hash. */
   async listForUser(userId: number, now = Date.now()): Promise<UserToken[]> {
-    const rows = await this.ownedBy(userId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    const rows = await ownedNewestFirst.all(this.db, { userId });
     return rows.map((row) => this.present(row, now));
   }
 
   /** One of the user's tokens; undefined when there is none with this id or it is someone else's. */
   async findForUser(userId: number, tokenId: number, now = Date.now()): Promise<UserToken | undefined> {
-    const row = await this.ownedBy(userId).where('id', '=', tokenId).executeTakeFirst();
+    const row = await ownedBy(this.db.kysely, userId).where('id', '=', tokenId).executeTakeFirst();
     return row === undefined ? undefined : this.present(row, now);
-  }
-
-  // The columns an owner may see (not the hash), of the user's tokens only.
-  private ownedBy(userId: number) {
-    return this.db.kysely
-      .selectFrom('personal_access_tokens')
-      .select(['id', 'name', 'abilities', 'last_used_at', 'expires_at', 'created_at'])
-      .where('user_id', '=', userId);
   }
 
   /** Deletes one of the user's tokens; false when the user has no token with this id. */
