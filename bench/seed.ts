@@ -93,9 +93,9 @@ export async function seedBenchDatabase(path: string, counts: { posts: number; t
     }
   })();
   sqlite.pragma('wal_checkpoint(TRUNCATE)');
-  // The statistics the service's own PRAGMA optimize gathers (src/db/connect.ts): bounded as its
-  // ANALYZE is, so sqlite_stat1 only. A full ANALYZE adds sqlite_stat4 samples, with which SQLite
-  // re-plans at each run every statement that binds a value.
+  // Statistics as SQLite's PRAGMA optimize would gather them: bounded, so sqlite_stat1 only. A
+  // full ANALYZE adds sqlite_stat4 samples, with which SQLite re-plans at each run every statement
+  // that binds a value an index with samples is searched by (docs/performance.md).
   sqlite.pragma('analysis_limit = 2000');
   sqlite.exec('analyze');
   sqlite.close();

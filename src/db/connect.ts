@@ -92,7 +92,6 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
       sessionChanges: changes,
       // The watch's descriptor is closed only after the connection (see commit-watch.ts).
       close: async () => {
-        if (path !== ':memory:' && handle.open) optimize(handle);
         await kysely.destroy();
         // Kysely closes the handle only if it ever ran a query through it.
         if (handle.open) handle.close();
@@ -133,23 +132,6 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     if (!pool.ended) await pool.end();
   };
   return { kysely, dialect: 'postgres', sqlite: null, commits: null, pool, changes, sessionChanges: changes.sessions, close };
-}
-
-/**
- * Statistics for the query planner, as SQLite advises for long-lived connections: PRAGMA optimize
- * before the connection closes, usually nothing, now and then an ANALYZE of a table this
- * connection used that grew or shrank a lot. Its ANALYZE is bounded (2,000 rows an index), so it
- * keeps sqlite_stat1 only: the samples of a full ANALYZE (sqlite_stat4, as better-sqlite3 is
- * built) make SQLite re-plan, at each run, a statement that binds a value, which undoes the
- * statement cache (docs/performance.md). A read-only or full file leaves the statistics as they
- * were; the connection closes all the same.
- */
-function optimize(handle: SQLite.Database): void {
-  try {
-    handle.pragma('optimize');
-  } catch {
-    // The statistics stay as they were.
-  }
 }
 
 /** True when the database answers a trivial query. */

@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
 import { after, before, describe, it } from 'node:test';
 import { connect, writeTransaction } from '../../src/db/connect.js';
 import { isUniqueViolation } from '../../src/db/errors.js';
@@ -27,32 +26,6 @@ describe('SQLite file database', () => {
       assert.ok(Number(handle.pragma('busy_timeout', { simple: true })) > 0);
     } finally {
       await db.close();
-    }
-  });
-
-  it('gathers the planner its statistics when it closes, bounded: sqlite_stat1, no sqlite_stat4 samples', async () => {
-    // The samples of a full ANALYZE make SQLite re-plan, at each run, every statement that
-    // binds a value an index with samples is searched by: the statement cache would be for nothing.
-    const path = join(dir, 'statistics.db');
-    const db = connect(`sqlite:${path}`);
-    await migrateToLatest(db);
-    const now = new Date().toISOString();
-    await db.kysely
-      .insertInto('users')
-      .values(Array.from({ length: 300 }, (_, i) => ({ name: `User ${i}`, email: `statistics-${i}@example.com`, password: null, created_at: now, updated_at: now })))
-      .execute();
-    await db.kysely.selectFrom('users').selectAll().where('email', '=', 'statistics-7@example.com').execute();
-    await db.close();
-    const raw = new SQLite(path, { readonly: true });
-    try {
-      const count = (table: string) => {
-        const exists = raw.prepare('select count(*) as n from sqlite_master where name = ?').get(table) as { n: number };
-        return exists.n === 0 ? 0 : (raw.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
-      };
-      assert.ok(count('sqlite_stat1') > 0, 'the users table was analyzed');
-      assert.equal(count('sqlite_stat4'), 0);
-    } finally {
-      raw.close();
     }
   });
 
