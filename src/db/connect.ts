@@ -220,8 +220,9 @@ export function statement<Args extends Record<string, unknown>, Row>(
 }
 
 /**
- * A statement compiled once and prepared once per driver, for the few queries on the hot path
- * (token lookup). Kysely compiles and better-sqlite3 re-prepares on every call otherwise.
+ * A compiled statement prepared once per driver, run with its parameters by position: what
+ * statement() runs, and the rate limiter's upsert (raw SQL). Kysely compiles and better-sqlite3
+ * re-prepares on every call otherwise.
  */
 export type Prepared<Row> = {
   first(params: readonly unknown[]): Promise<Row | undefined>;

@@ -1,6 +1,6 @@
 // Queries on posts. The public list and its count both run on posts_listing_index.
-import type { CompiledQuery, Kysely } from 'kysely';
-import { prepare, type Db } from '../../db/connect.js';
+import type { Kysely } from 'kysely';
+import { statement, type Arg, type Db } from '../../db/connect.js';
 import type { Database, NewPost, Post } from '../../db/types.js';
 
 type Q = Kysely<Database>;
@@ -85,47 +85,31 @@ export type PublicPageFilter = { locale: string; page: number; perPage: number }
  */
 export type PublicPage = Readonly<Page<PostListRow>> & { readonly nextPublication: number | null };
 
-/**
- * Reads pages of the public list with its four statements compiled and prepared once: it is the
- * busiest read of the API, and building and compiling the queries cost more than running them.
- */
-export function publicPages(db: Db): (filter: PublicPageFilter) => Promise<PublicPage> {
-  const sample: ListFilter = { status: 'published', locale: '\u0000locale', now: '\u0000now' };
-  const compiled = {
-    page: listQuery(db.kysely, sample, 15, 0).compile(),
-    kept: keptQuery(db.kysely, sample).compile(),
-    scheduled: scheduledQuery(db.kysely, sample).compile(),
-    next: nextScheduledQuery(db.kysely, sample).compile(),
-  };
-  // The parameters are passed by position: make sure the compiled order is the assumed one.
-  const expect = (query: CompiledQuery, order: unknown[]) => {
-    if (JSON.stringify(query.parameters) !== JSON.stringify(order)) throw new Error(`unexpected parameter order: ${query.sql}`);
-  };
-  expect(compiled.page, ['published', sample.locale, sample.now, 15, 0]);
-  expect(compiled.kept, ['published', sample.locale]);
-  expect(compiled.scheduled, ['published', sample.locale, sample.now]);
-  expect(compiled.next, ['published', sample.locale, sample.now]);
-  const list = prepare<PostListRow>(db, 'published_posts_page', compiled.page);
-  const kept = prepare<{ n: number | string }>(db, 'published_posts_kept', compiled.kept);
-  const scheduled = prepare<{ n: number | string }>(db, 'published_posts_scheduled', compiled.scheduled);
-  const next = prepare<{ at: string | null }>(db, 'published_posts_next', compiled.next);
+// The public list's four reads, built once per database (statement()): it is the busiest read of
+// the API, and building and compiling the queries cost more than running them.
+type Published = { locale: string; now: string };
+const published = (arg: Arg<Published>): ListFilter => ({ status: 'published', locale: arg('locale'), now: arg('now') });
+const publishedPage = statement('published_posts_page', (kysely, arg: Arg<Published & { limit: number; offset: number }>) =>
+  listQuery(kysely, published(arg), arg('limit'), arg('offset')),
+);
+const publishedKept = statement('published_posts_kept', (kysely, arg: Arg<{ locale: string }>) => keptQuery(kysely, { status: 'published', locale: arg('locale') }));
+const publishedScheduled = statement('published_posts_scheduled', (kysely, arg: Arg<Published>) => scheduledQuery(kysely, published(arg)));
+const publishedNext = statement('published_posts_next', (kysely, arg: Arg<Published>) => nextScheduledQuery(kysely, published(arg)));
 
-  const count = async (locale: string, now: string): Promise<number> => {
-    const total = Number((await kept.first(['published', locale]))?.n ?? 0);
+/** Reads pages of the public list of `db`. */
+export function publicPages(db: Db): (filter: PublicPageFilter) => Promise<PublicPage> {
+  const count = async (at: Published): Promise<number> => {
+    const total = Number((await publishedKept.first(db, { locale: at.locale }))?.n ?? 0);
     if (total <= 0) return 0;
-    return Math.max(0, total - Number((await scheduled.first(['published', locale, now]))?.n ?? 0));
+    return Math.max(0, total - Number((await publishedScheduled.first(db, at))?.n ?? 0));
   };
   return async (filter) => {
-    const now = new Date().toISOString();
+    const at = { locale: filter.locale, now: new Date().toISOString() };
     const offset = (filter.page - 1) * filter.perPage;
-    const [total, items, upcoming] = await Promise.all([
-      count(filter.locale, now),
-      list.all(['published', filter.locale, now, filter.perPage, offset]),
-      next.first(['published', filter.locale, now]),
-    ]);
+    const [total, items, upcoming] = await Promise.all([count(at), publishedPage.all(db, { ...at, limit: filter.perPage, offset }), publishedNext.first(db, at)]);
     for (const item of items) Object.freeze(item);
-    const at = upcoming?.at ?? null;
-    return Object.freeze({ ...page(filter, Object.freeze(items) as PostListRow[], total), nextPublication: at === null ? null : Date.parse(at) });
+    const next = upcoming?.at ?? null;
+    return Object.freeze({ ...page(filter, Object.freeze(items) as PostListRow[], total), nextPublication: next === null ? null : Date.parse(next) });
   };
 }
 

@@ -1,6 +1,6 @@
 // The token lookup of every authenticated API request: the token and its user in one indexed
 // query, prepared once, worked out into what the check needs.
-import { prepare, type Db } from '../../db/connect.js';
+import { statement, type Db } from '../../db/connect.js';
 import type { AuthUser } from '../users/auth-user.js';
 import { parseAbilities } from './abilities.js';
 import { effectiveExpiry } from './expiry.js';
@@ -34,9 +34,9 @@ type TokenWithUserRow = {
   token_created_at: string;
 } & AuthUser;
 
-/** Finds a token by id, with its user; undefined when there is none. */
-export function tokenLookup(db: Db, lifetimeMinutes: number | null): (id: number) => Promise<FoundToken | undefined> {
-  const query = db.kysely
+// A token by id, with its user: on every request with a token, built once per database.
+const tokenWithUser = statement<{ id: number }, TokenWithUserRow>('token_with_user', (kysely, arg) =>
+  kysely
     .selectFrom('personal_access_tokens as t')
     .innerJoin('users as u', 'u.id', 't.user_id')
     .select([
@@ -54,11 +54,13 @@ export function tokenLookup(db: Db, lifetimeMinutes: number | null): (id: number
       'u.created_at',
       'u.updated_at',
     ])
-    .where('t.id', '=', 0)
-    .compile();
-  const lookup = prepare<TokenWithUserRow>(db, 'token_with_user', query);
+    .where('t.id', '=', arg('id')),
+);
+
+/** Finds a token by id, with its user; undefined when there is none. */
+export function tokenLookup(db: Db, lifetimeMinutes: number | null): (id: number) => Promise<FoundToken | undefined> {
   return async (id) => {
-    const row = await lookup.first([id]);
+    const row = await tokenWithUser.first(db, { id });
     if (row === undefined) return undefined;
     const user: AuthUser = Object.freeze({
       id: row.id,
