@@ -3,11 +3,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
 import pg from 'pg';
 import { CommitWatch } from '../perf/commit-watch.js';
 import { PostgresChanges, SqliteChanges, type ChangeSource } from '../perf/read-cache.js';
-import { withStatementCache } from '../perf/statement-cache.js';
+import { KeptPlanSqliteDialect, withStatementCache } from '../perf/statement-cache.js';
 import { readsOnly, watchWrites } from '../perf/watched-writes.js';
 import type { Database } from './types.js';
 
@@ -79,7 +79,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     handle.pragma('synchronous = NORMAL');
     handle.pragma('foreign_keys = ON');
     handle.pragma('busy_timeout = 5000');
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
+    const kysely = new Kysely<Database>({ dialect: new KeptPlanSqliteDialect({ database: withStatementCache(handle) }) });
     const commits = new CommitWatch(handle, path === ':memory:' ? null : path);
     const changes = new SqliteChanges(handle, commits);
     return {
