@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect, sql, type CompiledQuery, type Transaction } fr
 import pg from 'pg';
 import { CommitWatch } from '../perf/commit-watch.js';
 import { PostgresChanges, SqliteChanges, type ChangeSource } from '../perf/read-cache.js';
+import { PipelinedReads } from '../perf/pipelined-reads.js';
 import { KeptPlanSqliteDialect, withStatementCache } from '../perf/statement-cache.js';
 import { readsOnly, watchWrites } from '../perf/watched-writes.js';
 import type { Database } from './types.js';
@@ -22,6 +23,8 @@ export type Db = {
   commits: CommitWatch | null;
   /** Present on PostgreSQL: the pool Kysely uses. */
   pool: pg.Pool | null;
+  /** Present on PostgreSQL: the one pipelined connection of statement() reads (perf/pipelined-reads.ts). */
+  reads: PipelinedReads | null;
   /** Says whether the database changed, for the read caches (src/perf/read-cache.ts). */
   changes: ChangeSource;
   /** Says whether the sessions changed (the same as `changes` on SQLite). */
@@ -88,6 +91,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
       sqlite: handle,
       commits,
       pool: null,
+      reads: null,
       changes,
       sessionChanges: changes,
       // The watch's descriptor is closed only after the connection (see commit-watch.ts).
@@ -99,9 +103,8 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
       },
     };
   }
-  const pool = new pg.Pool({
+  const connection = {
     connectionString: url,
-    max: options.poolSize ?? 10,
     types: pgTypes,
     connectionTimeoutMillis: 3000,
     ...(options.requestTimeouts === false
@@ -114,7 +117,9 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
           query_timeout: 3500,
         }),
     ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
-  });
+  };
+  const pool = new pg.Pool({ ...connection, max: options.poolSize ?? 10 });
+  const reads = new PipelinedReads(connection);
   // An idle client that loses its server emits 'error' on the pool; without a listener that
   // would crash the process. The next query gets a fresh connection.
   pool.on('error', () => {});
@@ -122,16 +127,17 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
   // after an answer) that loses its server emits 'error' on itself, not on the pool: without a
   // listener that crashes the process too. Its query fails as usual; the pool drops the client.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const changes = new PostgresChanges(pool);
+  const changes = new PostgresChanges(reads);
   // A look at the change counters sent before a write of this process completed may miss it.
   const kysely = new Kysely<Database>({ dialect: watchWrites(new PostgresDialect({ pool }), () => changes.noteWrite()) });
   // Kysely ends the pool only if it ever ran a query through it: a connection closed before its
   // first query would otherwise stay usable (the next query opens the pool again).
   const close = async () => {
+    await reads.close();
     await kysely.destroy();
     if (!pool.ended) await pool.end();
   };
-  return { kysely, dialect: 'postgres', sqlite: null, commits: null, pool, changes, sessionChanges: changes.sessions, close };
+  return { kysely, dialect: 'postgres', sqlite: null, commits: null, pool, reads, changes, sessionChanges: changes.sessions, close };
 }
 
 /** True when the database answers a trivial query. */
@@ -241,12 +247,16 @@ export function prepare<Row>(db: Db, name: string, query: CompiledQuery): Prepar
     };
   }
   const pool = db.pool;
-  if (pool === null) throw new Error('no driver');
-  // A write says so once it is acknowledged, as the Kysely driver's do (perf/watched-writes.ts).
-  const wrote = readsOnly(query) || !(db.changes instanceof PostgresChanges) ? null : db.changes;
+  const reads = db.reads;
+  if (pool === null || reads === null) throw new Error('no driver');
+  // A read goes on the pipelined connection; a write on the pool, and says so once it is
+  // acknowledged, as the Kysely driver's do (perf/watched-writes.ts).
+  const read = readsOnly(query);
+  const wrote = read || !(db.changes instanceof PostgresChanges) ? null : db.changes;
   const run = async (params: readonly unknown[]) => {
     // A named query is parsed and planned once per connection by PostgreSQL.
-    const result = await pool.query({ name, text: query.sql, values: params as unknown[] });
+    const named = { name, text: query.sql, values: params as unknown[] };
+    const result = read ? await reads.query(named) : await pool.query(named);
     wrote?.noteWrite();
     return result.rows as Row[];
   };

@@ -25,7 +25,7 @@
 // time) says until when it holds.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type SQLite from 'better-sqlite3';
-import type pg from 'pg';
+import type { PipelinedReads } from './pipelined-reads.js';
 import type { MaybePromise } from '../lib/maybe-promise.js';
 import type { CommitWatch } from './commit-watch.js';
 
@@ -102,7 +102,8 @@ export class PostgresChanges {
   // The next look, not yet sent: anyone may join it.
   private next: Promise<Look> | null = null;
 
-  constructor(private readonly pool: pg.Pool) {
+  /** `connection`: where the looks go (the pipelined reads' connection, db/connect.ts). */
+  constructor(private readonly connection: Pick<PipelinedReads, 'query'>) {
     this.sessions = {
       sync: false,
       known: () => this.knownLook()?.sessions,
@@ -148,7 +149,7 @@ export class PostgresChanges {
       const send = () => {
         this.next = null;
         const number = (this.sent += 1);
-        const look = this.pool
+        const look = this.connection
           .query<[string, string]>({
             name: 'data_version',
             text: 'select (select n from data_version where id = 1), (select n from session_version where id = 1)',

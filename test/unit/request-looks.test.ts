@@ -50,14 +50,14 @@ describe('looks at the change counters, per request (PostgreSQL)', { skip: needs
         .returning('id')
         .executeTakeFirstOrThrow()
     ).id;
-    const pool = db.pool!;
-    const query = pool.query.bind(pool);
-    // Counts the looks the real pool sends; every query still reaches PostgreSQL.
-    pool.query = ((config: { name?: string }, ...rest: unknown[]) => {
+    const reads = db.reads!;
+    const query = reads.query.bind(reads);
+    // Counts the looks sent on their connection (perf/pipelined-reads.ts); every query still reaches PostgreSQL.
+    reads.query = ((config: { name: string }) => {
       if (config.name === 'data_version') looks += 1;
-      return (query as (...args: unknown[]) => unknown)(config, ...rest);
-    }) as typeof pool.query;
-    restore = () => (pool.query = query);
+      return query(config as never);
+    }) as typeof reads.query;
+    restore = () => (reads.query = query);
   });
   after(async () => {
     restore();
