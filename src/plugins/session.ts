@@ -6,6 +6,7 @@
 // JSON API never pays for it: @fastify/session builds and signs a session for every request it
 // sees, which cost a third of the throughput of an authenticated API read. A first-party SPA's
 // API request reads its session on demand with readSession().
+import { createRequire } from 'node:module';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler } from 'fastify';
 import { deriveKey } from '../modules/shared/keys.js';
 import cookie, { Signer } from '@fastify/cookie';
@@ -265,8 +266,32 @@ async function registerLazily(app: FastifyInstance, options: FastifySessionOptio
   });
 }
 
+/**
+ * @fastify/session tells whether a session changed by comparing a SHA-256 of its JSON (keys
+ * sorted, the cookie left out), taken when the session is restored and again as the answer is
+ * sent: two stringifications and two hashes on every request with a session, 28,000
+ * instructions with the CSRF token's hash, a fourteenth of /dashboard. Here the text is compared
+ * itself (JSON.stringify, the cookie left out the same way): equal texts are equal sessions, and
+ * a session whose keys were written in another order only counts as changed (saved once more,
+ * never lost). The library's method is found by its name; a version without it stops the start.
+ */
+function compareSessionsByText(): void {
+  const { prototype } = createRequire(import.meta.url)('@fastify/session/lib/session.js') as { prototype: object };
+  const hash = Object.getOwnPropertySymbols(prototype).find((symbol) => symbol.description === 'hash');
+  if (hash === undefined || typeof (prototype as Record<symbol, unknown>)[hash] !== 'function') {
+    throw new Error('@fastify/session has no [hash] method: check compareSessionsByText against its version.');
+  }
+  Object.defineProperty(prototype, hash, {
+    value: function sessionText(this: { cookie?: unknown }): string {
+      const { cookie: _cookie, ...data } = this;
+      return JSON.stringify(data);
+    },
+  });
+}
+
 /** Server-side sessions and CSRF tokens: registered in the browser scope only. */
 export const sessionPlugin = fp(async (app: FastifyInstance) => {
+  compareSessionsByText();
   const store = app.services.sessions;
   const lifetimeMs = app.config.sessionLifetimeMinutes * 60_000;
   // The idle lifetime restarts with use, once per touch interval (session-store.ts): a session
