@@ -193,6 +193,7 @@ export type Statement<Args, Row> = {
 export function statement<Args extends Record<string, unknown>, Row>(
   name: string,
   build: (kysely: Kysely<Database>, arg: Arg<Args>) => { compile(): CompiledQuery<Row> },
+  options: { pooled?: boolean } = {},
 ): Statement<Args, Row> {
   type Ready = { prepared: Prepared<Row>; parameters: (args: Args) => unknown[] };
   const built = new WeakMap<Db, Ready>();
@@ -209,7 +210,7 @@ export function statement<Args extends Record<string, unknown>, Row>(
     const query = build(db.kysely, arg).compile();
     const fixed = query.parameters;
     const keys = fixed.map((value) => places.get(value));
-    found = { prepared: prepare<Row>(db, name, query), parameters: (args) => keys.map((key, at) => (key === undefined ? fixed[at] : args[key])) };
+    found = { prepared: prepare<Row>(db, name, query, options), parameters: (args) => keys.map((key, at) => (key === undefined ? fixed[at] : args[key])) };
     built.set(db, found);
     return found;
   };
@@ -226,6 +227,47 @@ export function statement<Args extends Record<string, unknown>, Row>(
 }
 
 /**
+ * statement()s for a read whose SQL depends on a few choices of its input (the panel's tables:
+ * which filters are set, the sort column and its direction): one statement per shape, built the
+ * first time that shape is asked for. A shape's values come from allowlists and booleans, so a
+ * family holds a few dozen statements at most; past `MAX_SHAPES` (a shape made of free input
+ * would be a bug) a shape is built for the one run and not kept. `build` may look at the shape
+ * only; the values go through `arg` as in statement(). `pooled`: shapes that may run long (a
+ * search through every row) go to PostgreSQL's pool, not the pipelined connection, where they
+ * would hold up every read behind them.
+ */
+export type StatementFamily<Shape, Args, Row> = {
+  all(db: Db, shape: Shape, args: Args): Promise<Row[]>;
+  first(db: Db, shape: Shape, args: Args): Promise<Row | undefined>;
+};
+
+const MAX_SHAPES = 256;
+
+export function statementFamily<Shape extends Record<string, string | boolean>, Args extends Record<string, unknown>, Row>(
+  name: string,
+  build: (kysely: Kysely<Database>, arg: Arg<Args>, shape: Shape) => { compile(): CompiledQuery<Row> },
+  options: { pooled?: (shape: Shape) => boolean } = {},
+): StatementFamily<Shape, Args, Row> {
+  const shapes = new Map<string, Statement<Args, Row>>();
+  const of = (shape: Shape): Statement<Args, Row> => {
+    let key = '';
+    for (const part in shape) key += `${part}=${String(shape[part])};`;
+    let found = shapes.get(key);
+    if (found === undefined) {
+      if (shapes.size >= MAX_SHAPES) return statement<Args, Row>('', (kysely, arg) => build(kysely, arg, shape), { pooled: true });
+      // One name per SQL text on PostgreSQL (a prepared statement's name is at most 63 bytes).
+      found = statement<Args, Row>(`${name}_${shapes.size}`, (kysely, arg) => build(kysely, arg, shape), { pooled: options.pooled?.(shape) === true });
+      shapes.set(key, found);
+    }
+    return found;
+  };
+  return {
+    all: (db, shape, args) => of(shape).all(db, args),
+    first: (db, shape, args) => of(shape).first(db, args),
+  };
+}
+
+/**
  * A compiled statement prepared once per driver, run with its parameters by position: what
  * statement() runs, and the rate limiter's upsert (raw SQL). Kysely compiles and better-sqlite3
  * re-prepares on every call otherwise.
@@ -235,7 +277,7 @@ export type Prepared<Row> = {
   all(params: readonly unknown[]): Promise<Row[]>;
 };
 
-export function prepare<Row>(db: Db, name: string, query: CompiledQuery): Prepared<Row> {
+export function prepare<Row>(db: Db, name: string, query: CompiledQuery, options: { pooled?: boolean } = {}): Prepared<Row> {
   const sqlite = db.sqlite;
   if (sqlite !== null) {
     // Prepared at first use, so a service can be built before the migrations have run.
@@ -252,11 +294,12 @@ export function prepare<Row>(db: Db, name: string, query: CompiledQuery): Prepar
   // A read goes on the pipelined connection; a write on the pool, and says so once it is
   // acknowledged, as the Kysely driver's do (perf/watched-writes.ts).
   const read = readsOnly(query);
+  const pipelined = read && options.pooled !== true;
   const wrote = read || !(db.changes instanceof PostgresChanges) ? null : db.changes;
   const run = async (params: readonly unknown[]) => {
     // A named query is parsed and planned once per connection by PostgreSQL.
     const named = { name, text: query.sql, values: params as unknown[] };
-    const result = read ? await reads.query(named) : await pool.query(named);
+    const result = pipelined ? await reads.query(named) : await pool.query(named);
     wrote?.noteWrite();
     return result.rows as Row[];
   };

@@ -3,21 +3,52 @@
 import { CompiledQuery, sql } from 'kysely';
 import { onPostgres, type TestApp } from '../helpers.js';
 
-/** The statements the app's database runs while `run` does (a spy on the shared executor; the queries still run). */
-export async function queriesDuring(t: TestApp, run: () => Promise<unknown>): Promise<CompiledQuery[]> {
-  const executor = t.db.kysely.getExecutor();
-  const seen: CompiledQuery[] = [];
-  const original = executor.executeQuery.bind(executor);
-  executor.executeQuery = ((query, ...rest) => {
-    seen.push(query);
-    return original(query, ...rest);
-  }) as typeof executor.executeQuery;
+/** A statement the database ran: its SQL and the values bound to it. */
+export type Ran = { sql: string; parameters: readonly unknown[] };
+
+/**
+ * The statements the app's database runs while `run` does; the queries still run. Spies where
+ * every statement passes: on SQLite better-sqlite3's statements (Kysely's queries and the
+ * statement()s the service prepares itself), on PostgreSQL Kysely's executor and both places a
+ * statement() may go (the pipelined connection, the pool).
+ */
+export async function queriesDuring(t: TestApp, run: () => Promise<unknown>): Promise<Ran[]> {
+  const seen: Ran[] = [];
+  const restore: (() => void)[] = [];
+  const spy = <Target extends object, Key extends keyof Target>(target: Target, key: Key, record: (args: unknown[], self: unknown) => void) => {
+    const original = target[key] as (...args: unknown[]) => unknown;
+    target[key] = function (this: unknown, ...args: unknown[]) {
+      record(args, this);
+      return original.apply(this, args);
+    } as Target[Key];
+    restore.push(() => {
+      target[key] = original as Target[Key];
+    });
+  };
+  const sqlite = t.db.sqlite;
+  if (sqlite !== null) {
+    const statements = Object.getPrototypeOf(sqlite.prepare('select 1')) as Record<'all' | 'get' | 'run' | 'iterate', unknown>;
+    for (const method of ['all', 'get', 'run', 'iterate'] as const) {
+      // Kysely binds an array of values, a statement() each value as an argument.
+      spy(statements, method, (args, self) => seen.push({ sql: (self as { source: string }).source, parameters: args.length === 1 && Array.isArray(args[0]) ? (args[0] as unknown[]) : args }));
+    }
+  } else {
+    const named = (args: unknown[]) => {
+      const query = args[0] as string | { text: string; values?: unknown[] };
+      seen.push(typeof query === 'string' ? { sql: query, parameters: (args[1] as unknown[] | undefined) ?? [] } : { sql: query.text, parameters: query.values ?? [] });
+    };
+    const executor = t.db.kysely.getExecutor();
+    spy(executor, 'executeQuery', (args) => seen.push(args[0] as CompiledQuery));
+    if (t.db.reads !== null) spy(t.db.reads, 'query', named);
+    if (t.db.pool !== null) spy(t.db.pool, 'query', named);
+  }
   try {
     await run();
   } finally {
-    executor.executeQuery = original;
+    for (const undo of restore.reverse()) undo();
   }
-  return seen;
+  // The change counters' own reads (SQLite's `total_changes()`, PostgreSQL's look) are not the page's.
+  return seen.filter((query) => !/^\s*select total_changes\(\)|from data_version where/i.test(query.sql));
 }
 
 export const statementsDuring = async (t: TestApp, run: () => Promise<unknown>): Promise<string[]> => (await queriesDuring(t, run)).map((query) => query.sql);
@@ -27,7 +58,7 @@ export const statementsDuring = async (t: TestApp, run: () => Promise<unknown>):
  * its planner rightly prefers on a test's few rows: the question is whether an index can give
  * the order, and a plan with a Sort step says it cannot.
  */
-export async function planOf(t: TestApp, query: CompiledQuery): Promise<string[]> {
+export async function planOf(t: TestApp, query: Ran): Promise<string[]> {
   if (!onPostgres) {
     const rows = await t.db.kysely.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]));
     return rows.rows.map((row) => row.detail);

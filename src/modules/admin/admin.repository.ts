@@ -2,7 +2,13 @@
 // posts and tokens. Portable SQL only: case-insensitive search is lower(col) LIKE lower(?) with
 // an explicit escape character (SQLite's LIKE ignores case, PostgreSQL's does not), text sorts
 // compare lower(col) (the two databases collate differently), and NULLs sort last on both.
+//
+// The tables' reads are statementFamily()s (db/connect.ts): one statement per shape (which
+// filters are set, the sort), built once and run with the values, since building them with
+// Kysely at every page cost as much as running them. A search goes through every row, so on
+// PostgreSQL a searched shape runs on the pool, not on the pipelined connection of short reads.
 import { sql, type Expression, type Kysely, type OrderByModifiersCallbackExpression, type SqlBool } from 'kysely';
+import { statementFamily, type Arg, type Db } from '../../db/connect.js';
 import type { Database, Post, SettingRow, User } from '../../db/types.js';
 import { containsPattern, type SortDir } from './listing.js';
 
@@ -10,8 +16,20 @@ type Q = Kysely<Database>;
 
 /** `column` contains `search`, ignoring case, on both databases (the audit log's filters use it too). */
 export function contains(column: string, search: string): Expression<SqlBool> {
-  return sql<SqlBool>`lower(${sql.ref(column)}) like ${containsPattern(search)} escape '\\'`;
+  return matches(column, containsPattern(search));
 }
+
+/** `column` matches the LIKE pattern `pattern` (a containsPattern(), or a statement's argument for one). */
+function matches(column: string, pattern: unknown): Expression<SqlBool> {
+  return sql<SqlBool>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
+}
+
+/** A searched shape runs long: off the pipelined connection (see above). */
+const searched = (shape: { search: boolean }) => shape.search;
+/** The values of a table's statements: the search's pattern (unused by a shape without one), and the page. */
+type Search = { pattern: string };
+type Page = Search & { limit: number; offset: number };
+const patternOf = (search: string) => (search === '' ? '' : containsPattern(search));
 
 /** A sortable column of a table; `nullable` when it can hold NULL. */
 type SortColumn = { column: string; text: boolean; nullable?: true };
@@ -89,32 +107,44 @@ const USER_SORT_COLUMNS: Record<UserSort, SortColumn> = {
 export type UserListRow = Pick<User, 'id' | 'name' | 'email' | 'email_verified_at' | 'is_admin' | 'created_at'> & { token_count: number };
 export type UserQuery = { search: string; sort: UserSort; dir: SortDir };
 
-function usersWhere(db: Q, query: UserQuery) {
+type UserShape = { search: boolean };
+
+function usersWhere(db: Q, arg: Arg<Search>, shape: UserShape) {
   let builder = db.selectFrom('users');
-  if (query.search !== '') builder = builder.where((eb) => eb.or([contains('users.name', query.search), contains('users.email', query.search)]));
+  if (shape.search) builder = builder.where((eb) => eb.or([matches('users.name', arg('pattern')), matches('users.email', arg('pattern'))]));
   return builder;
 }
 
-export async function countUsers(db: Q, query: UserQuery): Promise<number> {
-  return Number((await usersWhere(db, query).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+const usersCount = statementFamily('admin_users_count', (db, arg: Arg<Search>, shape: UserShape) => usersWhere(db, arg, shape).select((eb) => eb.fn.countAll<number | string>().as('n')), { pooled: searched });
+
+const usersPage = statementFamily(
+  'admin_users_page',
+  (db, arg: Arg<Page>, shape: UserShape & { sort: UserSort; dir: SortDir }) => {
+    const sort = USER_SORT_COLUMNS[shape.sort];
+    return usersWhere(db, arg, shape)
+      .select(['users.id', 'users.name', 'users.email', 'users.email_verified_at', 'users.is_admin', 'users.created_at'])
+      .select((eb) =>
+        eb
+          .selectFrom('personal_access_tokens')
+          .select((inner) => inner.fn.countAll<number | string>().as('n'))
+          .whereRef('personal_access_tokens.user_id', '=', 'users.id')
+          .as('token_count'),
+      )
+      .orderBy(sortKey(sort.column, sort.text), direction(sort, shape.dir))
+      .orderBy('users.id', shape.dir)
+      .limit(arg('limit'))
+      .offset(arg('offset'));
+  },
+  { pooled: searched },
+);
+
+export async function countUsers(db: Db, query: UserQuery): Promise<number> {
+  const row = await usersCount.first(db, { search: query.search !== '' }, { pattern: patternOf(query.search) });
+  return Number(row?.n ?? 0);
 }
 
-export async function listUsers(db: Q, query: UserQuery, limit: number, offset: number): Promise<UserListRow[]> {
-  const sort = USER_SORT_COLUMNS[query.sort];
-  const rows = await usersWhere(db, query)
-    .select(['users.id', 'users.name', 'users.email', 'users.email_verified_at', 'users.is_admin', 'users.created_at'])
-    .select((eb) =>
-      eb
-        .selectFrom('personal_access_tokens')
-        .select((inner) => inner.fn.countAll<number | string>().as('n'))
-        .whereRef('personal_access_tokens.user_id', '=', 'users.id')
-        .as('token_count'),
-    )
-    .orderBy(sortKey(sort.column, sort.text), direction(sort, query.dir))
-    .orderBy('users.id', query.dir)
-    .limit(limit)
-    .offset(offset)
-    .execute();
+export async function listUsers(db: Db, query: UserQuery, limit: number, offset: number): Promise<UserListRow[]> {
+  const rows = await usersPage.all(db, { search: query.search !== '', sort: query.sort, dir: query.dir }, { pattern: patternOf(query.search), limit, offset });
   return rows.map((row) => ({ ...row, is_admin: Number(row.is_admin), token_count: Number(row.token_count ?? 0) }));
 }
 
@@ -133,42 +163,61 @@ const POST_SORT_COLUMNS: Record<PostSort, SortColumn> = {
 
 export type PostQuery = { search: string; sort: PostSort; dir: SortDir; status: Post['status'] | null; locale: string | null };
 
-function postsWhere(db: Q, query: PostQuery) {
+type PostShape = { search: boolean; status: boolean; locale: boolean };
+type PostFilters = Search & { status: string; locale: string };
+
+function postsWhere(db: Q, arg: Arg<PostFilters>, shape: PostShape) {
   let builder = db.selectFrom('posts');
-  if (query.search !== '') {
-    builder = builder.where((eb) => eb.or([contains('posts.title', query.search), contains('posts.slug', query.search), contains('posts.excerpt', query.search)]));
+  if (shape.search) {
+    builder = builder.where((eb) => eb.or([matches('posts.title', arg('pattern')), matches('posts.slug', arg('pattern')), matches('posts.excerpt', arg('pattern'))]));
   }
-  if (query.status !== null) builder = builder.where('posts.status', '=', query.status);
-  if (query.locale !== null) builder = builder.where('posts.locale', '=', query.locale);
+  if (shape.status) builder = builder.where('posts.status', '=', arg('status') as Post['status']);
+  if (shape.locale) builder = builder.where('posts.locale', '=', arg('locale'));
   return builder;
 }
 
-/**
- * How many posts match. Without a search the total comes from post_counts (kept by triggers per
- * status and locale: a few rows) instead of counting the whole table on every page of it.
- */
-export async function countPostsMatching(db: Q, query: PostQuery): Promise<number> {
-  if (query.search === '') {
+const postsCount = statementFamily(
+  'admin_posts_count',
+  (db, arg: Arg<PostFilters>, shape: PostShape) => {
+    if (shape.search) return postsWhere(db, arg, shape).select((eb) => eb.fn.countAll<number | string>().as('n'));
+    // Without a search the total comes from post_counts (kept by triggers per status and locale:
+    // a few rows) instead of counting the whole table on every page of it.
     let counts = db.selectFrom('post_counts').select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('n'), eb.lit(0)).as('n'));
-    if (query.status !== null) counts = counts.where('status', '=', query.status);
-    if (query.locale !== null) counts = counts.where('locale', '=', query.locale);
-    return Number((await counts.executeTakeFirstOrThrow()).n);
-  }
-  return Number((await postsWhere(db, query).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+    if (shape.status) counts = counts.where('status', '=', arg('status') as Post['status']);
+    if (shape.locale) counts = counts.where('locale', '=', arg('locale'));
+    return counts;
+  },
+  { pooled: searched },
+);
+
+const postsPage = statementFamily(
+  'admin_posts_page',
+  (db, arg: Arg<PostFilters & Page>, shape: PostShape & { sort: PostSort; dir: SortDir }) => {
+    const sort = POST_SORT_COLUMNS[shape.sort];
+    return postsWhere(db, arg, shape)
+      .select(['posts.id', 'posts.title', 'posts.slug', 'posts.status', 'posts.locale', 'posts.published_at', 'posts.updated_at'])
+      .orderBy(sortKey(sort.column, sort.text), direction(sort, shape.dir))
+      .orderBy('posts.id', shape.dir)
+      .limit(arg('limit'))
+      .offset(arg('offset'));
+  },
+  { pooled: searched },
+);
+
+const postShape = (query: PostQuery): PostShape => ({ search: query.search !== '', status: query.status !== null, locale: query.locale !== null });
+const postFilters = (query: PostQuery): PostFilters => ({ pattern: patternOf(query.search), status: query.status ?? '', locale: query.locale ?? '' });
+
+/** How many posts match. */
+export async function countPostsMatching(db: Db, query: PostQuery): Promise<number> {
+  const row = await postsCount.first(db, postShape(query), postFilters(query));
+  return Number(row?.n ?? 0);
 }
 
 /** A post as the panel's table shows it: never its body, which a page of the table has no use for. */
 export type PostListRow = Pick<Post, 'id' | 'title' | 'slug' | 'status' | 'locale' | 'published_at' | 'updated_at'>;
 
-export function listPostsMatching(db: Q, query: PostQuery, limit: number, offset: number): Promise<PostListRow[]> {
-  const sort = POST_SORT_COLUMNS[query.sort];
-  return postsWhere(db, query)
-    .select(['posts.id', 'posts.title', 'posts.slug', 'posts.status', 'posts.locale', 'posts.published_at', 'posts.updated_at'])
-    .orderBy(sortKey(sort.column, sort.text), direction(sort, query.dir))
-    .orderBy('posts.id', query.dir)
-    .limit(limit)
-    .offset(offset)
-    .execute();
+export function listPostsMatching(db: Db, query: PostQuery, limit: number, offset: number): Promise<PostListRow[]> {
+  return postsPage.all(db, { ...postShape(query), sort: query.sort, dir: query.dir }, { ...postFilters(query), limit, offset });
 }
 
 export function findPostById(db: Q, id: number): Promise<Post | undefined> {
@@ -200,28 +249,46 @@ export type TokenListRow = {
 };
 export type TokenQuery = { search: string; sort: TokenSort; dir: SortDir; userId: number | null };
 
-function tokensWhere(db: Q, query: TokenQuery) {
+type TokenShape = { search: boolean; user: boolean };
+type TokenFilters = Search & { userId: number };
+
+function tokensWhere(db: Q, arg: Arg<TokenFilters>, shape: TokenShape) {
   let builder = db.selectFrom('personal_access_tokens as t').innerJoin('users as u', 'u.id', 't.user_id');
-  if (query.search !== '') {
-    builder = builder.where((eb) => eb.or([contains('t.name', query.search), contains('u.name', query.search), contains('u.email', query.search)]));
+  if (shape.search) {
+    builder = builder.where((eb) => eb.or([matches('t.name', arg('pattern')), matches('u.name', arg('pattern')), matches('u.email', arg('pattern'))]));
   }
-  if (query.userId !== null) builder = builder.where('t.user_id', '=', query.userId);
+  if (shape.user) builder = builder.where('t.user_id', '=', arg('userId'));
   return builder;
 }
 
-export async function countTokens(db: Q, query: TokenQuery): Promise<number> {
-  return Number((await tokensWhere(db, query).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+const tokensCount = statementFamily('admin_tokens_count', (db, arg: Arg<TokenFilters>, shape: TokenShape) => tokensWhere(db, arg, shape).select((eb) => eb.fn.countAll<number | string>().as('n')), {
+  pooled: searched,
+});
+
+const tokensPage = statementFamily(
+  'admin_tokens_page',
+  (db, arg: Arg<TokenFilters & Page>, shape: TokenShape & { sort: TokenSort; dir: SortDir }) => {
+    const sort = TOKEN_SORT_COLUMNS[shape.sort];
+    return tokensWhere(db, arg, shape)
+      .select(['t.id', 't.name', 't.abilities', 't.last_used_at', 't.expires_at', 't.created_at', 't.user_id', 'u.name as user_name', 'u.email as user_email'])
+      .orderBy(sortKey(sort.column, sort.text), direction(sort, shape.dir))
+      .orderBy('t.id', shape.dir)
+      .limit(arg('limit'))
+      .offset(arg('offset'));
+  },
+  { pooled: searched },
+);
+
+const tokenShape = (query: TokenQuery): TokenShape => ({ search: query.search !== '', user: query.userId !== null });
+const tokenFilters = (query: TokenQuery): TokenFilters => ({ pattern: patternOf(query.search), userId: query.userId ?? 0 });
+
+export async function countTokens(db: Db, query: TokenQuery): Promise<number> {
+  const row = await tokensCount.first(db, tokenShape(query), tokenFilters(query));
+  return Number(row?.n ?? 0);
 }
 
-export function listTokens(db: Q, query: TokenQuery, limit: number, offset: number): Promise<TokenListRow[]> {
-  const sort = TOKEN_SORT_COLUMNS[query.sort];
-  return tokensWhere(db, query)
-    .select(['t.id', 't.name', 't.abilities', 't.last_used_at', 't.expires_at', 't.created_at', 't.user_id', 'u.name as user_name', 'u.email as user_email'])
-    .orderBy(sortKey(sort.column, sort.text), direction(sort, query.dir))
-    .orderBy('t.id', query.dir)
-    .limit(limit)
-    .offset(offset)
-    .execute();
+export function listTokens(db: Db, query: TokenQuery, limit: number, offset: number): Promise<TokenListRow[]> {
+  return tokensPage.all(db, { ...tokenShape(query), sort: query.sort, dir: query.dir }, { ...tokenFilters(query), limit, offset });
 }
 
 export function findTokenById(db: Q, id: number): Promise<TokenListRow | undefined> {

@@ -113,7 +113,7 @@ export class AdminService {
   // ---- users ----
 
   async users(query: UserQuery, page: number, perPage: number): Promise<Paginated<UserListRow>> {
-    return paged(page, perPage, () => countUsers(this.db.kysely, query), (limit, offset) => listUsers(this.db.kysely, query, limit, offset));
+    return paged(page, perPage, () => countUsers(this.db, query), (limit, offset) => listUsers(this.db, query, limit, offset));
   }
 
   findUser(id: number): Promise<User | undefined> {
@@ -191,8 +191,8 @@ export class AdminService {
     return paged(
       page,
       perPage,
-      () => countPostsMatching(this.db.kysely, query),
-      (limit, offset) => listPostsMatching(this.db.kysely, query, limit, offset),
+      () => countPostsMatching(this.db, query),
+      (limit, offset) => listPostsMatching(this.db, query, limit, offset),
     );
   }
 
@@ -245,8 +245,8 @@ export class AdminService {
     return paged(
       page,
       perPage,
-      () => countTokens(this.db.kysely, query),
-      async (limit, offset) => (await listTokens(this.db.kysely, query, limit, offset)).map((row) => this.presentToken(row, now)),
+      () => countTokens(this.db, query),
+      async (limit, offset) => (await listTokens(this.db, query, limit, offset)).map((row) => this.presentToken(row, now)),
     );
   }
 
