@@ -61,8 +61,11 @@ export class CommitWatch {
     this.source = 'data_version';
   }
 
-  /** A value that changes whenever another connection has committed since the last call. */
-  current(): unknown {
+  /**
+   * A number that grows whenever another connection has committed since the last call (SQLite's
+   * data_version grows too: it counts the changes its connection has seen).
+   */
+  current(): number {
     if (this.fd !== null) {
       let bytes: number;
       try {
@@ -79,7 +82,7 @@ export class CommitWatch {
       }
       return this.version;
     }
-    return this.dataVersion?.get() ?? 0;
+    return Number(this.dataVersion?.get() ?? 0);
   }
 
   /** Only once the SQLite connection is closed (see above). */

@@ -41,26 +41,47 @@ export type ChangeSource =
   | { readonly sync: true; version(): number | null }
   | { readonly sync: false; known(): number | undefined; version(): Promise<number> };
 
-/** SQLite: another connection's commits (the commit watch) and this connection's own writes. */
+/**
+ * SQLite: another connection's commits (the commit watch) and this connection's own writes.
+ *
+ * Within a request (request(), from perf/request-looks.ts) the commit watch is read once, at the
+ * first look: that reading was taken after the request arrived, so it shows every commit
+ * acknowledged before, as PostgreSQL's one look a request does (a read of the -shm file is a
+ * system call, 2 µs on this machine, and a signed-in page looked three or four times). This
+ * connection's own writes are counted at every look (`total_changes()`, no system call). Two
+ * requests in flight may hold readings of different age: only a newer one moves the counter.
+ */
 export class SqliteChanges {
   readonly sync = true;
-  private commitsSeen: unknown = null;
+  private commitsSeen = -1;
   private changesSeen: unknown = null;
   private counter = 0;
   private changesProbe: SQLite.Statement | null = null;
+  private readonly requests = new AsyncLocalStorage<{ commits: number }>();
 
   constructor(
     private readonly handle: SQLite.Database,
     private readonly commits: CommitWatch,
   ) {}
 
+  /** Runs `fn` (and the asynchronous work it starts) as a request that arrived now. */
+  request<T>(fn: () => T): T {
+    return this.requests.run({ commits: -1 }, fn);
+  }
+
   version(): number | null {
     if (this.handle.inTransaction) return null;
     this.changesProbe ??= this.handle.prepare('SELECT total_changes()').pluck();
-    const commits = this.commits.current();
+    const scope = this.requests.getStore();
+    let commits: number;
+    if (scope === undefined) commits = this.commits.current();
+    else {
+      if (scope.commits < 0) scope.commits = this.commits.current();
+      commits = scope.commits;
+    }
     const changes = this.changesProbe.get();
-    if (commits !== this.commitsSeen || changes !== this.changesSeen) {
-      this.commitsSeen = commits;
+    if (commits > this.commitsSeen || changes !== this.changesSeen) {
+      this.commitsSeen = Math.max(commits, this.commitsSeen);
       this.changesSeen = changes;
       this.counter += 1;
     }

@@ -146,6 +146,60 @@ for (const journal of ['wal', 'delete'] as const) describe(`read cache (journal_
     assert.equal(cache.peek(1), 'uno');
   });
 
+  test('within a request the commit watch is read once; outside one, at every look', async () => {
+    const changes = new SqliteChanges(own, watch);
+    const current = watch.current.bind(watch);
+    let reads = 0;
+    watch.current = () => {
+      reads += 1;
+      return current();
+    };
+    try {
+      changes.version();
+      changes.version();
+      assert.equal(reads, 2, 'outside a request');
+      reads = 0;
+      await changes.request(async () => {
+        changes.version();
+        await new Promise((resolve) => setImmediate(resolve));
+        changes.version();
+        changes.version();
+      });
+      assert.equal(reads, 1, 'inside one');
+    } finally {
+      watch.current = current;
+    }
+  });
+
+  test("a request sees what was committed before it arrived, and its own connection's writes at every look", async () => {
+    const changes = new SqliteChanges(own, watch);
+    cache = new ReadCache<number, string>(changes, 2);
+    let release!: () => void;
+    const waiting = new Promise<void>((resolve) => (release = resolve));
+    // A request that arrived first, and is still at work when another connection commits.
+    const first = changes.request(async () => {
+      assert.equal(await cache.get(1, read(1)), 'one');
+      await waiting;
+      // The commit came after this request arrived; a later request has loaded its value since.
+      const late = await cache.get(1, read(1));
+      const loadsBefore = loads;
+      // Its reading is older than the later request's: that moves nothing, or every look of
+      // the two in turn would drop the cache.
+      await cache.get(1, read(1));
+      const again = await changes.request(() => cache.get(1, read(1)));
+      const steady = loads === loadsBefore && again === 'committed';
+      own.prepare("UPDATE t SET name = 'own' WHERE id = 3").run();
+      return { late, steady, written: await cache.get(3, read(3)) };
+    });
+    other.prepare("UPDATE t SET name = 'committed' WHERE id = 1").run();
+    assert.equal(await changes.request(() => cache.get(1, read(1))), 'committed', 'the next request sees the commit');
+    release();
+    const { late, steady, written } = await first;
+    assert.equal(late, 'committed', 'no older value comes back to the earlier request');
+    assert.ok(steady, 'readings of different age do not drop the cache by turns');
+    assert.equal(written, 'own', "the request's own write is seen at its next look");
+  });
+
   test('at most maxEntries are kept, the oldest goes first', async () => {
     await cache.get(1, read(1));
     await cache.get(2, read(2));
