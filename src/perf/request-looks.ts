@@ -10,8 +10,13 @@ import { PostgresChanges, SqliteChanges } from './read-cache.js';
 export const requestLooksPlugin = fp(
   async (app: FastifyInstance) => {
     const changes = app.db.changes;
-    if (!(changes instanceof PostgresChanges) && !(changes instanceof SqliteChanges)) return;
-    app.addHook('onRequest', (_request, _reply, done) => changes.request(done));
+    if (changes instanceof PostgresChanges) {
+      app.addHook('onRequest', (_request, _reply, done) => changes.request(done));
+    } else if (changes instanceof SqliteChanges) {
+      // An API request looks once (its token), so the scope would save nothing there and cost
+      // an AsyncLocalStorage run: GET /api/user 134,700 -> 137,200 instructions.
+      app.addHook('onRequest', (request, _reply, done) => (request.url.startsWith('/api/') ? done() : changes.request(done)));
+    }
   },
   { name: 'request-looks', decorators: { fastify: ['db'] } },
 );

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createUser, twoInstances } from '../helpers.js';
 import { WebClient } from '../support/client.js';
-import { needsPostgres } from '../support/services.js';
+import { needsPostgres, sqliteOnly } from '../support/services.js';
 import { isLoggedIn, login } from './support.js';
 
 /** A client of `app` carrying the same cookies as `client` (the same browser behind a balancer). */
@@ -100,5 +100,40 @@ describe('a signed-in page on PostgreSQL, nothing changed', { skip: needsPostgre
     // And a change made through the other instance is still seen by the next request.
     await b.db.kysely.deleteFrom('sessions').where('user_id', '=', user.id).execute();
     assert.equal(await isLoggedIn(client), false);
+  });
+});
+
+describe('a signed-in page on SQLite, nothing changed', { skip: sqliteOnly('the commit watch of a SQLite file') }, () => {
+  let a: FastifyInstance;
+  let b: FastifyInstance;
+  let close: () => Promise<void>;
+
+  before(async () => {
+    ({ a, b, close } = await twoInstances());
+  });
+  after(() => close());
+
+  it("reads the other processes' commits once a request (perf/request-looks.ts), and sees one made before the next", async () => {
+    const user = await createUser(a, { email: 'kept-watch@example.com' });
+    const client = new WebClient(a);
+    await login(client, user.email, user.plainPassword);
+    assert.equal(await isLoggedIn(client), true);
+    const watch = a.db.commits!;
+    const current = watch.current.bind(watch);
+    let reads = 0;
+    watch.current = () => {
+      reads += 1;
+      return current();
+    };
+    try {
+      // The session, the user and the settings are kept reads, each with its look.
+      assert.equal((await client.get('/security')).statusCode, 200);
+      assert.equal(reads, 1, 'one read of the commit watch for the page');
+      // A commit of the other instance, before the next request: that request sees it.
+      await b.db.kysely.deleteFrom('sessions').where('user_id', '=', user.id).execute();
+      assert.equal(await isLoggedIn(client), false);
+    } finally {
+      watch.current = current;
+    }
   });
 });
