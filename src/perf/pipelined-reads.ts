@@ -12,8 +12,19 @@
 //
 // A connection that fails (the server gone, a query past its query_timeout, which destroys a
 // pipelined connection) is dropped: the reads on it fail, as they would on a pooled client, and
-// the next read opens a new one.
+// the next read opens a new one. It is dropped at its first failed read as well as at its
+// 'error' or 'end' event: a read sent before the event was handled (a timer's callback runs
+// before the loop reads the socket's end) would otherwise meet the dead socket again.
 import pg from 'pg';
+
+/**
+ * Whether a failed read says its connection is unusable: anything but PostgreSQL's answer to
+ * that query (a DatabaseError of severity ERROR), e.g. ECONNRESET, "Connection terminated
+ * unexpectedly", a read timeout, or a FATAL such as an administrator's termination.
+ */
+function lostConnection(error: unknown): boolean {
+  return !(error instanceof pg.DatabaseError) || error.severity === 'FATAL' || error.severity === 'PANIC';
+}
 
 export type ReadQuery = { name: string; text: string; values?: unknown[]; rowMode?: 'array' };
 
@@ -26,9 +37,20 @@ export class PipelinedReads {
   constructor(private readonly config: pg.ClientConfig) {}
 
   query<Row extends pg.QueryResultRow>(query: ReadQuery): Promise<pg.QueryResult<Row>> {
+    const run = (client: pg.Client) =>
+      client.query<Row>(query).catch((error: unknown) => {
+        if (lostConnection(error)) this.drop(client);
+        throw error;
+      });
     const client = this.client;
-    if (client !== null) return client.query<Row>(query);
-    return this.open().then((opened) => opened.query<Row>(query));
+    if (client !== null) return run(client);
+    return this.open().then(run);
+  }
+
+  private drop(client: pg.Client): void {
+    if (this.client !== client) return;
+    this.client = null;
+    client.end().catch(() => {});
   }
 
   private open(): Promise<pg.Client> {

@@ -47,11 +47,38 @@ describe('pipelined reads', { skip: !onPostgres && 'PostgreSQL only' }, () => {
 
   it('opens a new connection at the next read once its connection is lost', async () => {
     const pid = await pidOfReads();
-    await database.db.pool!.query('select pg_terminate_backend($1)', [pid]);
-    // The read that meets the closed connection may fail; one after it is answered, elsewhere.
+    const pool = database.db.pool!;
+    await pool.query('select pg_terminate_backend($1)', [pid]);
+    // Until the backend is gone (pg_terminate_backend only signals it).
+    for (let tries = 0; Number((await pool.query('select count(*) as n from pg_stat_activity where pid = $1', [pid])).rows[0].n) > 0; tries += 1) {
+      assert.ok(tries < 200, 'the backend ends');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // The read that meets the closed connection may fail (whether or not the client has handled
+    // the socket's end yet); the one right after it is answered, on a new connection.
     await byEmail.first(database.db, { email: emails[2]! }).catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal((await byEmail.first(database.db, { email: emails[2]! }))?.email, emails[2]);
     assert.notEqual(await pidOfReads(), pid);
+  });
+
+  it('drops its connection at a read that failed for the connection, before the socket is seen to close', async () => {
+    const reads = database.db.reads!;
+    await pidOfReads();
+    const client = (reads as unknown as { client: { query: (...args: unknown[]) => Promise<unknown> } | null }).client!;
+    // A write that meets a reset socket, as a timer's read can before the loop has read the socket's end.
+    const query = client.query.bind(client);
+    client.query = () => Promise.reject(Object.assign(new Error('write ECONNRESET'), { code: 'ECONNRESET' }));
+    try {
+      await assert.rejects(byEmail.first(database.db, { email: emails[0]! }), /ECONNRESET/);
+    } finally {
+      client.query = query;
+    }
+    assert.equal((await byEmail.first(database.db, { email: emails[0]! }))?.email, emails[0], 'the next read is answered');
+    assert.notEqual((reads as unknown as { client: unknown }).client, client, 'on another connection');
+    // A query PostgreSQL refuses keeps the connection: only its own read fails.
+    const kept = (reads as unknown as { client: unknown }).client;
+    const broken = statement('pipelined_reads_test_refused', (kysely) => kysely.selectFrom('users').select((eb) => eb.fn<number>('no_such_function_here').as('x')));
+    await assert.rejects(broken.first(database.db, {}));
+    assert.equal((reads as unknown as { client: unknown }).client, kept);
   });
 });
