@@ -23,6 +23,7 @@ import pg from 'pg';
 import { TEST_APP_KEY, TEST_DATABASE_URL, onPostgres } from '../helpers.js';
 import { ROOT, issueTokenHttp, withSearchPath } from '../load/server-process.js';
 import { freePort } from '../support/browser.js';
+import { descendants } from '../support/processes.js';
 import { oncePerRun } from '../support/services.js';
 
 /** Bounds: an install from the cache takes ~20 s here, a start ~1 s, a graceful stop well under 10 s. */
@@ -100,37 +101,6 @@ function checkoutBuildIsCurrent(): void {
   const server = join(ROOT, 'dist', 'server.js');
   assert.ok(existsSync(server), 'dist/server.js is missing: run `npm run build` first (npm ci does it)');
   assert.ok(newest(join(ROOT, 'src')) <= statSync(server).mtimeMs, 'dist/ is older than src/: run `npm run build` first');
-}
-
-/** Every process descending from `pid` (through /proc), with its command line. */
-function descendants(pid: number): { pid: number; cmd: string }[] {
-  const children = new Map<number, number[]>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      // The parent is the second field after the command name, which is in parentheses.
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(name)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const found: { pid: number; cmd: string }[] = [];
-  const visit = (parent: number) => {
-    for (const child of children.get(parent) ?? []) {
-      let cmd = '';
-      try {
-        cmd = readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').join(' ').trim();
-      } catch {
-        // gone meanwhile
-      }
-      found.push({ pid: child, cmd });
-      visit(child);
-    }
-  };
-  visit(pid);
-  return found;
 }
 
 /** A process that has not ended, or ended and was not yet reaped by its parent. */

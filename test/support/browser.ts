@@ -15,6 +15,7 @@ import { buildApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
 import { createTestDatabase, testConfig, type TestDatabase } from '../helpers.js';
 import { startTestProvider, type TestProvider } from './oidc-provider.js';
+import { descendants } from './processes.js';
 import { oncePerRun, skipWithout } from './services.js';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -23,11 +24,68 @@ export const hasChromium = existsSync(CHROMIUM_PATH);
 export const skipWithoutChromium: string | false =
   skipWithout(hasChromium ? false : `Chromium not found at ${CHROMIUM_PATH}`) || oncePerRun('what the browser shows and does');
 
+/**
+ * Chromium's features turned off for the tests. Playwright passes its own `--disable-features`
+ * list; Chromium takes the last one given and does not merge them, so this repeats Playwright's
+ * (playwright-core 1.65, chromiumSwitches.ts) and adds two: Chromium 13x preloads a WebUI renderer
+ * for the address bar's popup (chrome://omnibox-popup.top-chrome), which headless never shows and
+ * which kept 0.6 of a core busy while a page sat idle on this 2-core machine (35 ms of CPU a second
+ * without it). A browser file of the suite took a quarter to a third less CPU without it
+ * (docs/performance.md). launchBrowser checks that no feature of Playwright's own list is dropped.
+ */
+const DISABLED_FEATURES = [
+  // Playwright's own list.
+  'AvoidUnnecessaryBeforeUnloadCheckSync',
+  'DestroyProfileOnBrowserClose',
+  'HttpsUpgrades',
+  'HttpsFirstBalancedModeAutoEnable',
+  'LensOverlay',
+  'MediaRouter',
+  'PaintHolding',
+  'ThirdPartyStoragePartitioning',
+  'AvoidCorsURLLoaderRestartOnRedirect',
+  'TcpPortRandomizationWin',
+  'OptimizationHints',
+  'NetworkTimeServiceQuerying',
+  'AimEnabled',
+  'PreconnectToSearch',
+  'msForceBrowserSignIn',
+  'msEdgeUpdateLaunchServicesPreferredVersion',
+  // The address bar's popup, preloaded as a WebUI page.
+  'WebUIOmniboxPopup',
+  'WebUIOmniboxAimPopup',
+];
+
+/** The command lines of this process's Chromium browsers: its descendants started with the DevTools pipe. */
+export function browserCommandLines(): string[][] {
+  return descendants(process.pid)
+    .map((each) => each.args)
+    .filter((args) => args.includes('--remote-debugging-pipe'));
+}
+
+/**
+ * The features of Playwright's `--disable-features` that a browser's last (effective) one drops:
+ * with a newer playwright-core whose list has grown, DISABLED_FEATURES must grow with it.
+ */
+export function droppedFeatures(args: string[]): string[] {
+  const lists = args.filter((arg) => arg.startsWith('--disable-features=')).map((arg) => arg.slice('--disable-features='.length).split(','));
+  const effective = new Set(lists.at(-1) ?? []);
+  return [...new Set(lists.slice(0, -1).flat())].filter((feature) => feature !== '' && !effective.has(feature));
+}
+
 export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
+  const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', `--disable-features=${DISABLED_FEATURES.join(',')}`],
   });
+  const commandLines = browserCommandLines();
+  const dropped = commandLines.flatMap(droppedFeatures);
+  if (commandLines.length === 0 || dropped.length > 0) {
+    await browser.close();
+    if (commandLines.length === 0) throw new Error(`launchBrowser found no Chromium process started by this one to check its --disable-features (${CHROMIUM_PATH})`);
+    throw new Error(`launchBrowser would turn Playwright's own disabled features back on (${[...new Set(dropped)].join(', ')}): add them to DISABLED_FEATURES in test/support/browser.ts`);
+  }
+  return browser;
 }
 
 /**
@@ -136,7 +194,9 @@ export async function seriousA11yViolations(page: Page): Promise<AxeViolation[]>
     document.body.getBoundingClientRect();
     await Promise.all(document.getAnimations().filter((animation) => animation instanceof CSSTransition).map((animation) => animation.finished.catch(() => undefined)));
   });
-  await page.evaluate(axeSource);
+  // Once a document: the light and dark checks of a page share it (sending axe's 650 KB over the
+  // DevTools pipe and compiling it took longer than the check itself).
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
     const axe = (globalThis as unknown as { axe: { run(context: Document): Promise<{ violations: AxeViolation[] }> } }).axe;
     const result = await axe.run(document);
