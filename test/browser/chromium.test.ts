@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { browserCommandLines, droppedFeatures, launchBrowser, skipWithoutChromium } from '../support/browser.js';
+import { browserCommandLines, droppedFeatures, hasProc, launchBrowser, skipWithoutChromium } from '../support/browser.js';
 
 describe('the suite’s Chromium', { skip: skipWithoutChromium }, () => {
   let browser: Browser;
@@ -24,7 +24,7 @@ describe('the suite’s Chromium', { skip: skipWithoutChromium }, () => {
     assert.deepEqual(droppedFeatures(['chromium', '--disable-features=A']), []);
   });
 
-  it('keeps every feature Playwright turns off, and turns off the address bar’s popup', () => {
+  it('keeps every feature Playwright turns off, and turns off the address bar’s popup', { skip: hasProc ? false : 'no /proc to read the command line from' }, () => {
     const lines = browserCommandLines();
     assert.ok(lines.length >= 1, 'the launched browser is found among this process’s descendants');
     for (const args of lines) {
