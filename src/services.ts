@@ -18,7 +18,7 @@ import { TokenService } from './modules/tokens/tokens.service.js';
 import { TwoFactorService } from './modules/two-factor/two-factor.service.js';
 import { UserService } from './modules/users/users.service.js';
 import { then } from './lib/maybe-promise.js';
-import { keptPublicPages, keptSessionRows, keptSiteValues, keptTokenLookup, keptUserById } from './perf/kept-reads.js';
+import { keptAdminTables, keptPublicPages, keptSessionRows, keptSiteValues, keptTokenLookup, keptUserById } from './perf/kept-reads.js';
 
 export type Services = AccountServices & {
   users: UserService;
@@ -59,7 +59,7 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
   // One deletion of an account for the security page, the panel and the CLI.
   const accountDeletion = new AccountDeletionService(db, core.audit);
   const accounts = createAccountServices(db, config, core, options);
-  const admin = new AdminService(db, config, { ...core, accountDeletion, emailChanges: accounts.emailChanges });
+  const admin = new AdminService(db, config, { ...core, accountDeletion, emailChanges: accounts.emailChanges }, keptAdminTables(db));
   const passkeys = new PasskeyService(db, config);
   const signIn = new SignInService({ ...core, passkeys, throttle: accounts.throttle, newDevices: accounts.newDevices, apiAttempts: config.loginRateLimit });
   const media = new MediaService(db, core.audit);

@@ -1,9 +1,12 @@
 // The reads kept in memory (read-cache.ts), each a repository function wrapped: the token lookup
-// of every authenticated API request, the pages of the public post list and the site settings
-// every page shows. The services are handed these in place of the plain functions (services.ts)
+// of every authenticated API request, the pages of the public post list, the site settings
+// every page shows and the pages of the panel's tables of posts and users. The services are handed these in place of the plain functions (services.ts)
 // and cannot tell the difference.
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
+import type { AdminTables } from '../modules/admin/admin.service.js';
+import type { Paginated } from '../modules/admin/listing.js';
+import { postsTable, usersTable, type PostQuery, type TableRequest, type UserQuery } from '../modules/admin/admin.repository.js';
 import { publicPages, type PublicPageFilter } from '../modules/posts/posts.repository.js';
 import { siteValues } from '../modules/settings/settings.repository.js';
 import { tokenLookup } from '../modules/tokens/tokens.repository.js';
@@ -67,4 +70,30 @@ export function keptSiteValues(db: Db) {
   const read = siteValues(db);
   const kept = keptWhileUnchanged(db.changes, { maxEntries: 1, key: () => 'site' }, () => read());
   return () => kept(undefined);
+}
+
+/**
+ * The pages of the panel's tables of posts and of users, each with its count, per query, page
+ * and size (up to 256 of each, 15 rows a page). What they show moves the counter on both
+ * databases: on PostgreSQL any change to a post, and a user or a token added, changed or
+ * removed (migration 2026_11_30_000001 added the inserts). Frozen: one answer serves many pages.
+ */
+export function keptAdminTables(db: Db): AdminTables {
+  const key = <Query>(fields: (query: Query) => unknown[]) => (request: TableRequest<Query>) => JSON.stringify([...fields(request.query), request.page, request.perPage]);
+  const frozen =
+    <Query, Row>(read: (request: TableRequest<Query>) => Promise<Paginated<Row>>) =>
+    async (request: TableRequest<Query>): Promise<Paginated<Row>> => {
+      const page = await read(request);
+      page.items.forEach((row) => Object.freeze(row));
+      Object.freeze(page.items);
+      return Object.freeze(page);
+    };
+  return {
+    posts: keptWhileUnchanged(
+      db.changes,
+      { maxEntries: 256, key: key((query: PostQuery) => [query.search, query.status, query.locale, query.sort, query.dir]) },
+      frozen(postsTable(db)),
+    ),
+    users: keptWhileUnchanged(db.changes, { maxEntries: 256, key: key((query: UserQuery) => [query.search, query.sort, query.dir]) }, frozen(usersTable(db))),
+  };
 }

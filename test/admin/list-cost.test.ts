@@ -21,11 +21,22 @@ describe('the panel tables cost no more database work per row', () => {
   });
   after(() => t.close());
 
+  /**
+   * `measure` after a write that changes nothing a table shows (the admin's name set to itself):
+   * the tables' pages are kept in memory while the database is unchanged (perf/kept-reads.ts
+   * keptAdminTables), so without it a page asked before would read nothing at all.
+   */
+  const afresh = async <T>(measure: () => Promise<T>): Promise<T> => {
+    await t.db.kysely.updateTable('users').set({ name: admin.name }).where('id', '=', admin.id).execute();
+    return measure();
+  };
+
   it('runs the same statements for a page of 1 row and one of 15', async () => {
     const posts = t.app.services.posts;
     await posts.create(admin.id, { title: 'Only post', locale: 'en', status: 'published' });
     for (const path of ['/admin/posts', '/admin/users']) await client.get(path);
-    const few = { posts: await statementsDuring(t, () => client.get('/admin/posts')), users: await statementsDuring(t, () => client.get('/admin/users')) };
+    const few = { posts: await afresh(() => statementsDuring(t, () => client.get('/admin/posts'))), users: await afresh(() => statementsDuring(t, () => client.get('/admin/users'))) };
+    assert.ok(few.posts.some((text) => /from "posts"/.test(text)) && few.users.some((text) => /from "users"/.test(text)), 'the tables were read');
     for (let i = 0; i < 20; i += 1) {
       await posts.create(admin.id, { title: `Post ${i}`, locale: 'en', status: i % 2 === 0 ? 'published' : 'draft' });
       await t.app.services.users.create({ name: `User ${i}`, email: `user${i}@example.com`, password: 'a long enough password', verified: true, admin: false });
@@ -35,14 +46,14 @@ describe('the panel tables cost no more database work per row', () => {
       assert.equal(page.statusCode, 200);
       assert.equal(page.body.split('<tr>').length - 1, 16, `${path} shows 15 rows`);
     }
-    const many = { posts: await statementsDuring(t, () => client.get('/admin/posts')), users: await statementsDuring(t, () => client.get('/admin/users')) };
+    const many = { posts: await afresh(() => statementsDuring(t, () => client.get('/admin/posts'))), users: await afresh(() => statementsDuring(t, () => client.get('/admin/users'))) };
     assert.deepEqual(many.posts, few.posts);
     assert.deepEqual(many.users, few.users);
   });
 
   for (const path of ['/admin/posts', '/admin/users']) {
     it(`reads ${path} in its default order from an index, sorting nothing`, async () => {
-      const queries = await queriesDuring(t, () => client.get(path));
+      const queries = await afresh(() => queriesDuring(t, () => client.get(path)));
       const table = path.slice('/admin/'.length);
       const list = queries.find((query) => query.sql.includes(`from "${table}" order by`));
       assert.ok(list !== undefined, `the list query of ${path}`);
@@ -65,7 +76,8 @@ describe('the panel tables cost no more database work per row', () => {
       const page = await client.get(`/admin/posts?${new URLSearchParams(where).toString()}`);
       const total = /· (\d+) in all/.exec(page.body)?.[1];
       assert.equal(Number(total), await expected(where), JSON.stringify(where));
-      const queries = await statementsDuring(t, () => client.get(`/admin/posts?${new URLSearchParams(where).toString()}`));
+      const queries = await afresh(() => statementsDuring(t, () => client.get(`/admin/posts?${new URLSearchParams(where).toString()}`)));
+      assert.ok(queries.some((text) => /from "post_counts"/.test(text)), 'the count read from post_counts');
       assert.ok(!queries.some((text) => /count\(\*\)[^]*from "posts"/.test(text)), 'no count over the posts table');
     }
   });

@@ -1,6 +1,7 @@
 // What a page costs the database, for the tests of the panel's tables: the statements a request
 // runs (a spy on the shared executor; the queries still run) and the plan the database makes of one.
 import { CompiledQuery, sql } from 'kysely';
+import type { Db } from '../../src/db/connect.js';
 import { onPostgres, type TestApp } from '../helpers.js';
 
 /** A statement the database ran: its SQL and the values bound to it. */
@@ -68,4 +69,32 @@ export async function planOf(t: TestApp, query: Ran): Promise<string[]> {
     const rows = await trx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${query.sql}`, [...query.parameters]));
     return rows.rows.map((row) => row['QUERY PLAN']);
   });
+}
+
+/**
+ * What a PostgreSQL database object is sent while `run` does: the names of the reads that go on
+ * the pipelined connection (the looks at the change counters and statement() reads,
+ * perf/pipelined-reads.ts), and how many clients the pool lent (every Kysely statement takes one).
+ */
+export async function postgresTraffic(db: Db, run: () => Promise<unknown>): Promise<{ sent: string[]; acquired: number }> {
+  const pool = db.pool!;
+  const reads = db.reads!;
+  const connect = pool.connect.bind(pool);
+  const query = reads.query.bind(reads);
+  const traffic = { sent: [] as string[], acquired: 0 };
+  pool.connect = ((...args: unknown[]) => {
+    traffic.acquired += 1;
+    return (connect as (...args: unknown[]) => unknown)(...args);
+  }) as typeof pool.connect;
+  reads.query = ((config: { name: string }) => {
+    traffic.sent.push(config.name);
+    return query(config as never);
+  }) as typeof reads.query;
+  try {
+    await run();
+  } finally {
+    pool.connect = connect;
+    reads.query = query;
+  }
+  return traffic;
 }

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createUser, twoInstances } from '../helpers.js';
 import { WebClient } from '../support/client.js';
+import { postgresTraffic } from '../support/query-plan.js';
 import { needsPostgres, sqliteOnly } from '../support/services.js';
 import { isLoggedIn, login } from './support.js';
 
@@ -73,28 +74,9 @@ describe('a signed-in page on PostgreSQL, nothing changed', { skip: needsPostgre
     // The first page after the sign-in saves the session once more (what the sign-in flashed is taken).
     assert.equal(await isLoggedIn(client), true);
     assert.equal(await isLoggedIn(client), true);
-    const pool = a.db.pool!;
-    const reads = a.db.reads!;
-    const connect = pool.connect.bind(pool);
-    const query = reads.query.bind(reads);
-    let acquired = 0;
-    const sent: string[] = [];
-    // Every Kysely statement takes a client from the pool; the looks and statement() reads go
-    // on their own connection (perf/pipelined-reads.ts).
-    pool.connect = ((...args: unknown[]) => {
-      acquired += 1;
-      return (connect as (...args: unknown[]) => unknown)(...args);
-    }) as typeof pool.connect;
-    reads.query = ((config: { name: string }) => {
-      sent.push(config.name);
-      return query(config as never);
-    }) as typeof reads.query;
-    try {
-      assert.equal(await isLoggedIn(client), true);
-    } finally {
-      pool.connect = connect;
-      reads.query = query;
-    }
+    let isIn = false;
+    const { sent, acquired } = await postgresTraffic(a.db, async () => (isIn = await isLoggedIn(client)));
+    assert.equal(isIn, true);
     assert.deepEqual(sent, ['data_version'], 'nothing but the look reached the database');
     assert.equal(acquired, 0, 'no client was taken from the pool');
     // And a change made through the other instance is still seen by the next request.

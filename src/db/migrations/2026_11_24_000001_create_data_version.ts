@@ -2,9 +2,9 @@
 // (src/perf/read-cache.ts). A cache may answer from memory only after it has read this counter, in
 // a query sent after the request arrived, and found it unchanged since its values were loaded.
 //
-// What moves it: any change to posts; an update or deletion of a user (a new user cannot be in
-// anything kept); the deletion of a token or a change to what authenticates it (a new token is
-// not kept until it is first used; last_used_at alone changes nothing a cache answers with).
+// What moves it: any change to posts; an update or deletion of a user; the deletion of a token or
+// a change to what authenticates it (last_used_at alone changes nothing a cache answers with).
+// Since migration 2026_11_30_000001 a new user or token moves it too (the panel's kept tables).
 //
 // The triggers are deferred to the commit, and a transaction moves the counter once however many
 // rows it changes: the counter's row is locked only for the last moment of a writing

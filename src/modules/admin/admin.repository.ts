@@ -10,9 +10,14 @@
 import { sql, type Expression, type Kysely, type OrderByModifiersCallbackExpression, type SqlBool } from 'kysely';
 import { statementFamily, type Arg, type Db } from '../../db/connect.js';
 import type { Database, Post, SettingRow, User } from '../../db/types.js';
-import { containsPattern, type SortDir } from './listing.js';
+import { containsPattern, paged, type Paginated, type SortDir } from './listing.js';
 
 type Q = Kysely<Database>;
+
+/** What a page of one of the panel's tables is asked for by: the query (search, filters, sort), the page and its size. */
+export type TableRequest<Query> = { query: Query; page: number; perPage: number };
+/** A reader of a table's pages: a page and the number of rows that match. */
+export type TableReader<Query, Row> = (request: TableRequest<Query>) => Promise<Paginated<Row>>;
 
 /** `column` contains `search`, ignoring case, on both databases (the audit log's filters use it too). */
 export function contains(column: string, search: string): Expression<SqlBool> {
@@ -148,6 +153,11 @@ export async function listUsers(db: Db, query: UserQuery, limit: number, offset:
   return rows.map((row) => ({ ...row, is_admin: Number(row.is_admin), token_count: Number(row.token_count ?? 0) }));
 }
 
+/** The users table's pages. */
+export function usersTable(db: Db): TableReader<UserQuery, UserListRow> {
+  return ({ query, page, perPage }) => paged(page, perPage, () => countUsers(db, query), (limit, offset) => listUsers(db, query, limit, offset));
+}
+
 // ---- posts ------------------------------------------------------------------------------------
 
 export const POST_SORTS = ['title', 'status', 'locale', 'published_at', 'updated_at', 'created_at'] as const;
@@ -218,6 +228,12 @@ export type PostListRow = Pick<Post, 'id' | 'title' | 'slug' | 'status' | 'local
 
 export function listPostsMatching(db: Db, query: PostQuery, limit: number, offset: number): Promise<PostListRow[]> {
   return postsPage.all(db, { ...postShape(query), sort: query.sort, dir: query.dir }, { ...postFilters(query), limit, offset });
+}
+
+/** The posts table's pages. */
+export function postsTable(db: Db): TableReader<PostQuery, PostListRow> {
+  return ({ query, page, perPage }) =>
+    paged(page, perPage, () => countPostsMatching(db, query), (limit, offset) => listPostsMatching(db, query, limit, offset));
 }
 
 export function findPostById(db: Q, id: number): Promise<Post | undefined> {

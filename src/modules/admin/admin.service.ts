@@ -21,26 +21,26 @@ import { TAKEN_EMAIL, type UserService } from '../users/users.service.js';
 import { emailTaken, findUserById, updateUser } from '../users/users.repository.js';
 import {
   countActiveTokens,
-  countPostsMatching,
   countTokens,
-  countUsers,
   findPostById,
   findSetting,
   findTokenById,
   latestPosts,
-  listPostsMatching,
   listTokens,
-  listUsers,
   postCountsByStatus,
+  postsTable,
+  usersTable,
   userCounts,
   type PostQuery,
   type PostListRow,
   type PostRow,
+  type TableRequest,
   type TokenListRow,
   type TokenQuery,
   type UserListRow,
   type UserQuery,
 } from './admin.repository.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 import { paged, type Paginated } from './listing.js';
 
 export type DashboardStats = {
@@ -71,6 +71,12 @@ export type AdminDeps = {
   emailChanges: Pick<EmailChangeService, 'withdraw'>;
 };
 
+/** Where the panel's tables of posts and users are read from (services.ts hands it kept ones). */
+export type AdminTables = {
+  posts: (request: TableRequest<PostQuery>) => MaybePromise<Paginated<PostListRow>>;
+  users: (request: TableRequest<UserQuery>) => MaybePromise<Paginated<UserListRow>>;
+};
+
 /** The names of the fields whose value differs between two versions of a post. */
 function changedFields(before: Post, after: Post): string[] {
   return (['title', 'slug', 'excerpt', 'body', 'locale', 'status', 'published_at', 'author_id'] as const).filter((key) => before[key] !== after[key]);
@@ -88,6 +94,7 @@ export class AdminService {
     private readonly db: Db,
     private readonly config: Pick<Config, 'tokenExpirationMinutes'>,
     private readonly deps: AdminDeps,
+    private readonly tables: AdminTables = { posts: postsTable(db), users: usersTable(db) },
   ) {}
 
   async dashboard(now = new Date()): Promise<DashboardStats> {
@@ -113,7 +120,7 @@ export class AdminService {
   // ---- users ----
 
   async users(query: UserQuery, page: number, perPage: number): Promise<Paginated<UserListRow>> {
-    return paged(page, perPage, () => countUsers(this.db, query), (limit, offset) => listUsers(this.db, query, limit, offset));
+    return this.tables.users({ query, page, perPage });
   }
 
   findUser(id: number): Promise<User | undefined> {
@@ -188,12 +195,7 @@ export class AdminService {
   // ---- posts ----
 
   async posts(query: PostQuery, page: number, perPage: number): Promise<Paginated<PostListRow>> {
-    return paged(
-      page,
-      perPage,
-      () => countPostsMatching(this.db, query),
-      (limit, offset) => listPostsMatching(this.db, query, limit, offset),
-    );
+    return this.tables.posts({ query, page, perPage });
   }
 
   findPost(id: number): Promise<Post | undefined> {
