@@ -18,7 +18,7 @@ import { TokenService } from './modules/tokens/tokens.service.js';
 import { TwoFactorService } from './modules/two-factor/two-factor.service.js';
 import { UserService } from './modules/users/users.service.js';
 import { then } from './lib/maybe-promise.js';
-import { keptAdminTables, keptPublicPages, keptSessionRows, keptSiteValues, keptTokenLookup, keptUserById } from './perf/kept-reads.js';
+import { keptAdminTables, keptPasskeysOfUser, keptPendingEmailChanges, keptPublicPages, keptSessionRows, keptSiteValues, keptTokenLookup, keptUserById } from './perf/kept-reads.js';
 
 export type Services = AccountServices & {
   users: UserService;
@@ -58,9 +58,9 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
   };
   // One deletion of an account for the security page, the panel and the CLI.
   const accountDeletion = new AccountDeletionService(db, core.audit);
-  const accounts = createAccountServices(db, config, core, options);
+  const accounts = createAccountServices(db, config, { ...core, pendingEmailChanges: keptPendingEmailChanges(db) }, options);
   const admin = new AdminService(db, config, { ...core, accountDeletion, emailChanges: accounts.emailChanges }, keptAdminTables(db));
-  const passkeys = new PasskeyService(db, config);
+  const passkeys = new PasskeyService(db, config, Date.now, keptPasskeysOfUser(db));
   const signIn = new SignInService({ ...core, passkeys, throttle: accounts.throttle, newDevices: accounts.newDevices, apiAttempts: config.loginRateLimit });
   const media = new MediaService(db, core.audit);
   return { ...core, admin, passkeys, ...accounts, signIn, accountDeletion, media };

@@ -1,17 +1,22 @@
 // The reads kept in memory (read-cache.ts), each a repository function wrapped: the token lookup
 // of every authenticated API request, the pages of the public post list, the site settings
-// every page shows and the pages of the panel's tables of posts and users. The services are handed these in place of the plain functions (services.ts)
+// every page shows, the pages of the panel's tables of posts and users, and what the security
+// page lists (passkeys, sessions, a pending email change). The services are handed these in place of the plain functions (services.ts)
 // and cannot tell the difference.
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
 import type { AdminTables } from '../modules/admin/admin.service.js';
 import type { Paginated } from '../modules/admin/listing.js';
 import { postsTable, usersTable, type PostQuery, type TableRequest, type UserQuery } from '../modules/admin/admin.repository.js';
+import { pendingRows, type PendingRowRead } from '../modules/email-change/email-change.service.js';
+import { passkeysOf, type PasskeyRow } from '../modules/passkeys/passkeys.repository.js';
+import { aliveSessionsOf, type AliveSessions } from '../modules/sessions/browser-sessions.service.js';
 import { publicPages, type PublicPageFilter } from '../modules/posts/posts.repository.js';
 import { siteValues } from '../modules/settings/settings.repository.js';
 import { tokenLookup } from '../modules/tokens/tokens.repository.js';
 import { findUserById } from '../modules/users/users.repository.js';
 import { sessionRows } from '../modules/sessions/session-store.js';
+import type { MaybePromise } from '../lib/maybe-promise.js';
 import { keptWhileUnchanged } from './read-cache.js';
 
 /** Token lookups, about 1 KiB each. */
@@ -96,4 +101,33 @@ export function keptAdminTables(db: Db): AdminTables {
     ),
     users: keptWhileUnchanged(db.changes, { maxEntries: 256, key: key((query: UserQuery) => [query.search, query.sort, query.dir]) }, frozen(usersTable(db))),
   };
+}
+
+// The security page's lists, per user (10,000 users each). On PostgreSQL every change to the
+// passkeys and to the email changes moves data_version, and a new session moves
+// session_version (migration 2026_11_30_000001).
+
+/** A user's passkeys (a few rows; none is kept too). Frozen: one list serves many pages. */
+export function keptPasskeysOfUser(db: Db): (userId: number) => MaybePromise<readonly PasskeyRow[]> {
+  return keptWhileUnchanged(db.changes, { maxEntries: 10_000, key: (userId: number) => userId }, async (userId: number) =>
+    Object.freeze((await passkeysOf(db, userId)).map((row) => Object.freeze(row))),
+  );
+}
+
+/** A user's email_changes row or none; whether it has expired is the service's to say, at each read. */
+export function keptPendingEmailChanges(db: Db): PendingRowRead {
+  const read = pendingRows(db);
+  return keptWhileUnchanged(db.changes, { maxEntries: 10_000, key: (userId: number) => userId }, async (userId: number) => {
+    const { row } = await read(userId);
+    return Object.freeze({ row: row === undefined ? undefined : Object.freeze(row) });
+  });
+}
+
+/** A user's sessions alive when read, until the first of them ends (or a session changes). */
+export function keptAliveSessions(db: Db, absoluteMinutes: number): (userId: number) => MaybePromise<AliveSessions> {
+  const read = aliveSessionsOf(db, absoluteMinutes);
+  return keptWhileUnchanged(db.sessionChanges, { maxEntries: 10_000, key: (userId: number) => userId, until: (alive) => alive.until }, async (userId: number) => {
+    const alive = await read(userId);
+    return Object.freeze({ rows: Object.freeze(alive.rows.map((row) => Object.freeze(row))), until: alive.until });
+  });
 }

@@ -6,8 +6,9 @@
 // from the look at both counters that its request makes anyway (src/perf/read-cache.ts), and a
 // session ended anywhere (a sign-out, a revocation, another instance) moves the counter.
 //
-// A new session (an insert) need not move it: no read can have kept a row that did not exist. An
-// upsert that finds the row fires the update trigger. Deferred to the commit and once per
+// A new session (an insert) did not move it: no read could have kept a row that did not exist.
+// Since migration 2026_11_30_000001 it does (the security page keeps the list of a user's
+// sessions). An upsert that finds the row fires the update trigger. Deferred to the commit and once per
 // transaction, as data_version's triggers are, so it is locked last and seen with the rows.
 import { sql } from 'kysely';
 import { isPostgres, type AnyDb } from './helpers.js';

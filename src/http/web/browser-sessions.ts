@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { formatRelative } from '../../modules/i18n/formats.js';
 import { t, type Locale } from '../../modules/i18n/translator.js';
 import { BrowserSessionService, type BrowserSession } from '../../modules/sessions/browser-sessions.service.js';
+import { keptAliveSessions } from '../../perf/kept-reads.js';
 import { done, field, localeFor } from '../shared/forms.js';
 import { requirePasswordConfirmed } from './confirm-password.js';
 import { rememberSelectorOf } from './remember.js';
@@ -33,7 +34,9 @@ function deviceText(session: BrowserSession, locale: Locale): string {
 }
 
 export async function browserSessionRoutes(app: FastifyInstance): Promise<void> {
-  const sessions = new BrowserSessionService(app.db, app.services.remember, app.config.sessionAbsoluteLifetimeMinutes);
+  // Its list is a kept read (perf/kept-reads.ts), as the other lists of the security page are.
+  const absolute = app.config.sessionAbsoluteLifetimeMinutes;
+  const sessions = new BrowserSessionService(app.db, app.services.remember, absolute, Date.now, keptAliveSessions(app.db, absolute));
   const sessionId = (request: FastifyRequest): string => request.session.sessionId;
 
   addSecuritySection(app, {

@@ -4,7 +4,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import type { AuditService } from '../audit/audit.service.js';
 import { NewDeviceService } from '../alerts/new-device.service.js';
-import { EmailChangeService } from '../email-change/email-change.service.js';
+import { EmailChangeService, type PendingRowRead } from '../email-change/email-change.service.js';
 import { MailService, type SiteSource } from '../mail/mail.service.js';
 import { createMailer, type MailLogger, type Mailer } from '../mail/mailer.js';
 import { PasswordResetService } from '../password-reset/password-reset.service.js';
@@ -82,6 +82,8 @@ type Core = {
   audit: AuditService;
   /** The site settings: mails sign with the site's name. */
   settings: SiteSource;
+  /** Where a user's pending email change is read from (services.ts hands a kept one). */
+  pendingEmailChanges?: PendingRowRead;
 };
 
 export function createAccountServices(db: Db, config: Config, core: Core, options: AccountServiceOptions = {}): AccountServices {
@@ -92,7 +94,7 @@ export function createAccountServices(db: Db, config: Config, core: Core, option
   const throttle = new Throttle(options.throttleStore ?? throttleStoreFor(db, config, redis, logger));
   const remember = new RememberService(db);
   const verification = new EmailVerificationService(db, mail, config);
-  const emailChanges = new EmailChangeService(db, mail, config);
+  const emailChanges = new EmailChangeService(db, mail, config, Date.now, core.pendingEmailChanges);
   const auth = new AuthService({ ...core, remember, throttle, verification, emailChanges }, config);
   const passwordResets = new PasswordResetService(db, { users: core.users, mail, signOutEverywhere: (id) => auth.signOutEverywhere(id) }, config);
   const newDevices = new NewDeviceService(db, mail, config);

@@ -7,6 +7,7 @@ import { isUniqueViolation } from '../../db/errors.js';
 import { statement, writeTransaction, type Db } from '../../db/connect.js';
 import type { Selectable } from 'kysely';
 import type { EmailChangesTable, User } from '../../db/types.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 import { t } from '../i18n/translator.js';
 import type { MailService } from '../mail/mail.service.js';
 import { invalid } from '../shared/errors.js';
@@ -33,17 +34,30 @@ const pendingOfUser = statement<{ userId: number }, Row>('email_change_of_user',
   kysely.selectFrom('email_changes').selectAll().where('user_id', '=', arg('userId')),
 );
 
+/** A user's email_changes row, expired or not, or none: in an object, so that "none" can be kept too. */
+export type PendingRowRead = (userId: number) => MaybePromise<{ row: Row | undefined }>;
+
+/** Reads a user's email_changes row (services.ts hands the service a kept one). */
+export function pendingRows(db: Db): PendingRowRead {
+  return async (userId) => ({ row: await pendingOfUser.first(db, { userId }) });
+}
+
 export class EmailChangeService {
+  private readonly pendingRow: PendingRowRead;
+
   constructor(
     private readonly db: Db,
     private readonly mail: MailService,
     private readonly config: Pick<Config, 'appUrl'>,
     private readonly clock: () => number = Date.now,
-  ) {}
+    pendingRow?: PendingRowRead,
+  ) {
+    this.pendingRow = pendingRow ?? pendingRows(db);
+  }
 
   /** The user's change waiting for its link, if any and not expired. */
   async pending(userId: number): Promise<PendingEmailChange | null> {
-    const row = await pendingOfUser.first(this.db, { userId });
+    const { row } = await this.pendingRow(userId);
     if (row === undefined || toDate(row.expires_at).getTime() <= this.clock()) return null;
     return { id: row.id, newEmail: row.new_email, expiresAt: toDate(row.expires_at) };
   }

@@ -14,6 +14,7 @@ import {
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/connect.js';
 import type { User } from '../../db/types.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 import { removePasskeyKeepingAWayIn } from '../identities/identities.service.js';
 import { invalid } from '../shared/errors.js';
 import { countPasskeys, deletePasskey, insertPasskey, passkeyByCredentialId, passkeysOf, advancePasskeyCounter, type PasskeyRow } from './passkeys.repository.js';
@@ -62,6 +63,8 @@ export class PasskeyService {
     private readonly db: Db,
     private readonly config: Pick<Config, 'appUrl' | 'appName' | 'oidcProviders'>,
     private readonly clock: () => number = Date.now,
+    /** Where the security page's list of a user's passkeys is read from (services.ts hands a kept one). */
+    private readonly passkeysOfUser: (userId: number) => MaybePromise<readonly PasskeyRow[]> = (userId) => passkeysOf(db, userId),
   ) {
     // The relying party is APP_URL's host: a passkey made here works on no other site.
     const url = new URL(config.appUrl);
@@ -71,7 +74,7 @@ export class PasskeyService {
 
   /** The user's passkeys, newest first. */
   async list(userId: number): Promise<PasskeyView[]> {
-    return (await passkeysOf(this.db, userId)).map(present);
+    return (await this.passkeysOfUser(userId)).map(present);
   }
 
   /** How many passkeys the user has. */

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { statement, type Arg, type Db } from '../../db/connect.js';
 import type { Database } from '../../db/types.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 import type { RememberService } from '../remember/remember.service.js';
 import { deviceOf, type Device } from './device.js';
 
@@ -39,7 +40,7 @@ function rememberSelectorIn(payload: string): string | null {
 // The user's sessions not past their idle end at `now`, latest used first; with `since`, only
 // those begun after it (an absolute lifetime).
 function aliveSessions(kysely: Kysely<Database>, userId: number, now: string, since?: string) {
-  let query = kysely.selectFrom('sessions').select(['id', 'ip', 'user_agent', 'updated_at', 'created_at']).where('user_id', '=', userId).where('expires_at', '>', now);
+  let query = kysely.selectFrom('sessions').select(['id', 'ip', 'user_agent', 'updated_at', 'created_at', 'expires_at']).where('user_id', '=', userId).where('expires_at', '>', now);
   if (since !== undefined) query = query.where('created_at', '>', since);
   return query.orderBy('updated_at', 'desc');
 }
@@ -49,23 +50,51 @@ const aliveBegunSince = statement('browser_sessions_of_user_since', (kysely, arg
   aliveSessions(kysely, arg('userId'), arg('now'), arg('since')),
 );
 
+type AliveRow = Awaited<ReturnType<typeof aliveOfUser.all>>[number];
+/** A user's sessions alive when read, latest used first, and until when that holds if nothing is written: the first end among them (ms, null for none). */
+export type AliveSessions = { rows: readonly AliveRow[]; until: number | null };
+
+/**
+ * Reads a user's sessions alive now: not past their idle end, nor, with an absolute lifetime
+ * (`absoluteMinutes` > 0), begun longer ago than that. The security page is handed a kept one
+ * (http/web/browser-sessions.ts), which holds until the first of them ends.
+ */
+export function aliveSessionsOf(db: Db, absoluteMinutes: number, clock: () => number = Date.now): (userId: number) => Promise<AliveSessions> {
+  const time = (value: unknown) => (value instanceof Date ? value.getTime() : Date.parse(String(value)));
+  return async (userId) => {
+    const now = clock();
+    const alive = { userId, now: new Date(now).toISOString() };
+    const rows =
+      absoluteMinutes > 0
+        ? await aliveBegunSince.all(db, { ...alive, since: new Date(now - absoluteMinutes * 60_000).toISOString() })
+        : await aliveOfUser.all(db, alive);
+    let until: number | null = null;
+    for (const row of rows) {
+      const idleEnd = time(row.expires_at);
+      const end = absoluteMinutes > 0 && row.created_at !== null ? Math.min(idleEnd, time(row.created_at) + absoluteMinutes * 60_000) : idleEnd;
+      if (until === null || end < until) until = end;
+    }
+    return { rows, until };
+  };
+}
+
 export class BrowserSessionService {
+  private readonly alive: (userId: number) => MaybePromise<AliveSessions>;
+
   constructor(
     private readonly db: Db,
     private readonly remember: Pick<RememberService, 'forgetSelectors'>,
     /** Minutes after its creation that a session ends however active (as the store has it); 0 = no limit. */
-    private readonly absoluteMinutes = 0,
-    private readonly clock: () => number = Date.now,
-  ) {}
+    absoluteMinutes = 0,
+    clock: () => number = Date.now,
+    alive?: (userId: number) => MaybePromise<AliveSessions>,
+  ) {
+    this.alive = alive ?? aliveSessionsOf(db, absoluteMinutes, clock);
+  }
 
   /** The user's site sessions that are still alive, this one first, then the latest used. */
   async list(userId: number, currentId: string | undefined): Promise<BrowserSession[]> {
-    const now = this.clock();
-    const alive = { userId, now: new Date(now).toISOString() };
-    const rows =
-      this.absoluteMinutes > 0
-        ? await aliveBegunSince.all(this.db, { ...alive, since: new Date(now - this.absoluteMinutes * 60_000).toISOString() })
-        : await aliveOfUser.all(this.db, alive);
+    const { rows } = await this.alive(userId);
     const sessions = rows.map((row) => ({
       handle: sessionHandle(row.id),
       device: deviceOf(row.user_agent),

@@ -1,0 +1,34 @@
+// PostgreSQL only: more changes move the change counters of the read caches (data_version,
+// migration 2026_11_24_000001; session_version, 2026_11_29_000001; once per transaction, at the
+// commit), for the reads of pages now kept in memory (src/perf/kept-reads.ts):
+// - the panel's table of users shows each user's number of tokens: a new user or a new token
+//   moves data_version (until now nothing kept could hold a row that did not exist yet);
+// - the security page shows the user's passkeys (their names and last use) and pending email
+//   change: any change to those tables moves data_version;
+// - it lists the user's browser sessions too: a new session moves session_version, as its
+//   changes and its end already did.
+// A change made through any instance then shows on the next page of every instance.
+import { sql } from 'kysely';
+import { isPostgres, type AnyDb } from './helpers.js';
+
+const TRIGGERS: [name: string, table: string, events: string, bump: string][] = [
+  ['users_data_version_insert', 'users', 'insert', 'data_version_bump'],
+  ['tokens_data_version_insert', 'personal_access_tokens', 'insert', 'data_version_bump'],
+  ['passkeys_data_version', 'passkeys', 'insert or update or delete', 'data_version_bump'],
+  ['email_changes_data_version', 'email_changes', 'insert or update or delete', 'data_version_bump'],
+  ['sessions_session_version_insert', 'sessions', 'insert', 'session_version_bump'],
+];
+
+export async function up(db: AnyDb): Promise<void> {
+  if (!isPostgres(db)) return;
+  for (const [name, table, events, bump] of TRIGGERS) {
+    await sql`
+      create constraint trigger ${sql.raw(name)} after ${sql.raw(events)} on ${sql.raw(table)}
+      deferrable initially deferred for each row execute function ${sql.raw(bump)}()`.execute(db);
+  }
+}
+
+export async function down(db: AnyDb): Promise<void> {
+  if (!isPostgres(db)) return;
+  for (const [name, table] of TRIGGERS) await sql`drop trigger ${sql.raw(name)} on ${sql.raw(table)}`.execute(db);
+}
