@@ -18,7 +18,7 @@ import { TokenService } from './modules/tokens/tokens.service.js';
 import { TwoFactorService } from './modules/two-factor/two-factor.service.js';
 import { UserService } from './modules/users/users.service.js';
 import { then } from './lib/maybe-promise.js';
-import { keptAdminTables, keptPasskeysOfUser, keptPendingEmailChanges, keptPublicPages, keptSessionRows, keptSiteValues, keptTokenLookup, keptUserById } from './perf/kept-reads.js';
+import { keptAdminTables, keptPasskeysOfUser, keptPendingEmailChanges, keptPublicPages, keptSessionRows, keptSiteValues, keptTokenLookup, keptTokensOfUser, keptUserById } from './perf/kept-reads.js';
 
 export type Services = AccountServices & {
   users: UserService;
@@ -47,7 +47,7 @@ export function createServices(db: Db, config: Config, options: AccountServiceOp
   const core = {
     users: new UserService(db, keptUserById(db), new PasswordHasher(config.passwordHashing)),
     // The two hottest reads are kept in memory while the database is unchanged (src/perf/).
-    tokens: new TokenService(db, config, keptTokenLookup(db, config)),
+    tokens: new TokenService(db, config, keptTokenLookup(db, config), keptTokensOfUser(db)),
     // A post's language is one the site's settings offer.
     posts: new PostService(db, () => then(settings.site(), (site) => site.contentLocales), keptPublicPages(db)),
     settings,

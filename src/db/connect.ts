@@ -29,6 +29,8 @@ export type Db = {
   changes: ChangeSource;
   /** Says whether the sessions changed (the same as `changes` on SQLite). */
   sessionChanges: ChangeSource;
+  /** Says whether any token changed, its last use included (the same as `changes` on SQLite). */
+  tokenChanges: ChangeSource;
   close(): Promise<void>;
 };
 
@@ -94,6 +96,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
       reads: null,
       changes,
       sessionChanges: changes,
+      tokenChanges: changes,
       // The watch's descriptor is closed only after the connection (see commit-watch.ts).
       close: async () => {
         await kysely.destroy();
@@ -137,7 +140,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     await kysely.destroy();
     if (!pool.ended) await pool.end();
   };
-  return { kysely, dialect: 'postgres', sqlite: null, commits: null, pool, reads, changes, sessionChanges: changes.sessions, close };
+  return { kysely, dialect: 'postgres', sqlite: null, commits: null, pool, reads, changes, sessionChanges: changes.sessions, tokenChanges: changes.tokens, close };
 }
 
 /** True when the database answers a trivial query. */

@@ -1,7 +1,7 @@
 // The reads kept in memory (read-cache.ts), each a repository function wrapped: the token lookup
 // of every authenticated API request, the pages of the public post list, the site settings
-// every page shows, the pages of the panel's tables of posts and users, and what the security
-// page lists (passkeys, sessions, a pending email change). The services are handed these in place of the plain functions (services.ts)
+// every page shows, the pages of the panel's tables of posts and users, what the security page
+// lists (passkeys, sessions, a pending email change) and the tokens page's list. The services are handed these in place of the plain functions (services.ts)
 // and cannot tell the difference.
 import type { Config } from '../config.js';
 import type { Db } from '../db/connect.js';
@@ -14,6 +14,7 @@ import { aliveSessionsOf, type AliveSessions } from '../modules/sessions/browser
 import { publicPages, type PublicPageFilter } from '../modules/posts/posts.repository.js';
 import { siteValues } from '../modules/settings/settings.repository.js';
 import { tokenLookup } from '../modules/tokens/tokens.repository.js';
+import { tokensOf, type OwnedTokenRow } from '../modules/tokens/tokens.service.js';
 import { findUserById } from '../modules/users/users.repository.js';
 import { sessionRows } from '../modules/sessions/session-store.js';
 import type { MaybePromise } from '../lib/maybe-promise.js';
@@ -130,4 +131,17 @@ export function keptAliveSessions(db: Db, absoluteMinutes: number): (userId: num
     const alive = await read(userId);
     return Object.freeze({ rows: Object.freeze(alive.rows.map((row) => Object.freeze(row))), until: alive.until });
   });
+}
+
+/**
+ * A user's own tokens, as the tokens page lists them with their last use, behind the tokens'
+ * own counter (any change to a token, last_used_at included: on PostgreSQL `token_version`,
+ * migration 2026_11_30_000001), so that a token's use does not empty the other kept reads.
+ * Whether a token has expired is the service's to say, at each read.
+ */
+export function keptTokensOfUser(db: Db): (userId: number) => MaybePromise<readonly OwnedTokenRow[]> {
+  const read = tokensOf(db);
+  return keptWhileUnchanged(db.tokenChanges, { maxEntries: 10_000, key: (userId: number) => userId }, async (userId: number) =>
+    Object.freeze((await read(userId)).map((row) => Object.freeze(row))),
+  );
 }

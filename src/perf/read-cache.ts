@@ -90,11 +90,12 @@ export class SqliteChanges {
 }
 
 /** What one look at PostgreSQL's counters answered. */
-type Look = { data: number; sessions: number };
+type Look = { data: number; sessions: number; tokens: number };
 
 /**
  * PostgreSQL: the trigger-kept counters, `data_version` (what the caches keep of posts, users,
- * tokens and settings) and `session_version` (the sessions), read together in one look.
+ * tokens and settings), `session_version` (the sessions) and `token_version` (the tokens, their
+ * last use included), read together in one look.
  *
  * Which looks a read may use: one sent after its request arrived (request(), carried through the
  * request's asynchronous work by an AsyncLocalStorage) and after the last write this process
@@ -111,6 +112,8 @@ export class PostgresChanges {
   readonly sync = false;
   /** The sessions' counter, from the same looks. */
   readonly sessions: ChangeSource;
+  /** The tokens' counter (any change to a token, its last use included), from the same looks. */
+  readonly tokens: ChangeSource;
   private readonly requests = new AsyncLocalStorage<number>();
   /** Looks sent so far: the n-th look sent is number n. */
   private sent = 0;
@@ -129,6 +132,11 @@ export class PostgresChanges {
       sync: false,
       known: () => this.knownLook()?.sessions,
       version: () => this.look().then((look) => look.sessions),
+    };
+    this.tokens = {
+      sync: false,
+      known: () => this.knownLook()?.tokens,
+      version: () => this.look().then((look) => look.tokens),
     };
   }
 
@@ -171,12 +179,12 @@ export class PostgresChanges {
         this.next = null;
         const number = (this.sent += 1);
         const look = this.connection
-          .query<[string, string]>({
+          .query<[string, string, string]>({
             name: 'data_version',
-            text: 'select (select n from data_version where id = 1), (select n from session_version where id = 1)',
+            text: 'select (select n from data_version where id = 1), (select n from session_version where id = 1), (select n from token_version where id = 1)',
             rowMode: 'array',
           })
-          .then((result): Look => ({ data: Number(result.rows[0]?.[0]), sessions: Number(result.rows[0]?.[1]) }));
+          .then((result): Look => ({ data: Number(result.rows[0]?.[0]), sessions: Number(result.rows[0]?.[1]), tokens: Number(result.rows[0]?.[2]) }));
         const out = { number, look };
         this.out = out;
         const done = () => {

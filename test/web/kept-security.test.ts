@@ -13,33 +13,23 @@ import { createUser, twoInstances } from '../helpers.js';
 import { WebClient } from '../support/client.js';
 import { postgresTraffic } from '../support/query-plan.js';
 import { needsPostgres } from '../support/services.js';
-import { login } from './support.js';
+import { login, signedInOnSecondInstance } from './support.js';
 
 /** The handles of the sessions listed on a security page. */
 const sessionsOf = (html: string): string[] => [...html.matchAll(/<tr data-session="([0-9a-f]+)"/g)].map((match) => match[1] ?? '');
 
 describe('the security page, changed through another instance', () => {
   let a: FastifyInstance;
-  let b: FastifyInstance;
   let close: () => Promise<void>;
-  let user: Awaited<ReturnType<typeof createUser>>;
-  let there: WebClient;
+  let user: Awaited<ReturnType<typeof signedInOnSecondInstance>>['user'];
+  let page: () => Promise<string>;
 
   before(async () => {
-    ({ a, b, close } = await twoInstances());
-    user = await createUser(a, { email: 'kept-security@example.com' });
-    there = new WebClient(b);
-    await login(there, user.email, user.plainPassword);
+    const setup = await signedInOnSecondInstance('kept-security@example.com');
+    ({ a, close, user } = setup);
+    page = () => setup.page('/security');
   });
   after(() => close());
-
-  /** The security page of the other instance, asked twice (the second from memory when nothing changed). */
-  const page = async () => {
-    assert.equal((await there.get('/security')).statusCode, 200);
-    const second = await there.get('/security');
-    assert.equal(second.statusCode, 200);
-    return second.body;
-  };
 
   it('shows a passkey added, used and removed here on the next page there', async () => {
     assert.doesNotMatch(await page(), /Kept key/);

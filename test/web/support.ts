@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import type { Db } from '../../src/db/connect.js';
 import { SESSION_COOKIE } from '../../src/plugins/session.js';
-import { buildTestApp, type TestApp } from '../helpers.js';
-import { decodeEntities, type WebClient } from '../support/client.js';
+import { buildTestApp, createUser, twoInstances, type TestApp } from '../helpers.js';
+import { decodeEntities, WebClient } from '../support/client.js';
 import { startMailServer, type MailServer } from './mail-server.js';
 
 /** A test app whose smtp mailer delivers to a real SMTP server on loopback. */
@@ -72,4 +72,24 @@ export async function confirmAndContinue(client: WebClient, password: string) {
   assert.equal(confirmed.headers.location, '/user/confirm-password/continue', 'the held post goes on');
   const form = continuation((await client.follow(confirmed)).body);
   return client.post(form.action, form.fields);
+}
+
+/**
+ * Two instances of the app on one database, a user made through the first (`a`) and signed in
+ * on the second (`there`, a client of `b`), for the tests of what a page keeps in memory;
+ * `page(path)` asks for a page there twice and returns the second answer's body, which comes from
+ * memory when nothing changed in between.
+ */
+export async function signedInOnSecondInstance(email: string) {
+  const { a, b, close } = await twoInstances();
+  const user = await createUser(a, { email });
+  const there = new WebClient(b);
+  await login(there, user.email, user.plainPassword);
+  const page = async (path: string): Promise<string> => {
+    assert.equal((await there.get(path)).statusCode, 200);
+    const second = await there.get(path);
+    assert.equal(second.statusCode, 200);
+    return second.body;
+  };
+  return { a, b, close, user, there, page };
 }

@@ -6,7 +6,10 @@
 // - the security page shows the user's passkeys (their names and last use) and pending email
 //   change: any change to those tables moves data_version;
 // - it lists the user's browser sessions too: a new session moves session_version, as its
-//   changes and its end already did.
+//   changes and its end already did;
+// - the tokens page lists the user's tokens with their last use: a new counter, token_version,
+//   moves with any change to a token, last_used_at included (written at most once a minute per
+//   token), so that an API request's bookkeeping does not empty the other kept reads.
 // A change made through any instance then shows on the next page of every instance.
 import { sql } from 'kysely';
 import { isPostgres, type AnyDb } from './helpers.js';
@@ -17,10 +20,22 @@ const TRIGGERS: [name: string, table: string, events: string, bump: string][] = 
   ['passkeys_data_version', 'passkeys', 'insert or update or delete', 'data_version_bump'],
   ['email_changes_data_version', 'email_changes', 'insert or update or delete', 'data_version_bump'],
   ['sessions_session_version_insert', 'sessions', 'insert', 'session_version_bump'],
+  ['tokens_token_version', 'personal_access_tokens', 'insert or update or delete', 'token_version_bump'],
 ];
 
 export async function up(db: AnyDb): Promise<void> {
   if (!isPostgres(db)) return;
+  await sql`create table token_version (id smallint primary key check (id = 1), n bigint not null)`.execute(db);
+  await sql`insert into token_version (id, n) values (1, 1)`.execute(db);
+  await sql`
+    create function token_version_bump() returns trigger language plpgsql as $$
+    begin
+      if coalesce(current_setting('tessera.token_version_moved', true), '') <> 'on' then
+        perform set_config('tessera.token_version_moved', 'on', true);
+        update token_version set n = n + 1 where id = 1;
+      end if;
+      return null;
+    end $$`.execute(db);
   for (const [name, table, events, bump] of TRIGGERS) {
     await sql`
       create constraint trigger ${sql.raw(name)} after ${sql.raw(events)} on ${sql.raw(table)}
@@ -31,4 +46,6 @@ export async function up(db: AnyDb): Promise<void> {
 export async function down(db: AnyDb): Promise<void> {
   if (!isPostgres(db)) return;
   for (const [name, table] of TRIGGERS) await sql`drop trigger ${sql.raw(name)} on ${sql.raw(table)}`.execute(db);
+  await sql`drop function token_version_bump()`.execute(db);
+  await sql`drop table token_version`.execute(db);
 }

@@ -51,6 +51,14 @@ const ownedNewestFirst = statement('tokens_of_user', (kysely, arg: Arg<{ userId:
   ownedBy(kysely, arg('userId')).orderBy('created_at', 'desc').orderBy('id', 'desc'),
 );
 
+/** A token as its owner may see it, as stored. */
+export type OwnedTokenRow = Awaited<ReturnType<typeof ownedNewestFirst.all>>[number];
+
+/** Reads a user's own tokens, newest first (src/perf/kept-reads.ts keeps them). */
+export function tokensOf(db: Db): (userId: number) => Promise<OwnedTokenRow[]> {
+  return (userId) => ownedNewestFirst.all(db, { userId });
+}
+
 export class TokenService {
   /**
    * `findToken`: how a token is found by id; the app passes the lookup kept in memory while the
@@ -60,6 +68,8 @@ export class TokenService {
     private readonly db: Db,
     private readonly config: Pick<Config, 'tokenExpirationMinutes' | 'tokenPrefix'>,
     private readonly findToken: (id: number) => MaybePromise<FoundToken | undefined> = tokenLookup(db, config.tokenExpirationMinutes),
+    /** How the tokens page's list of a user's tokens is read (the app passes a kept one). */
+    private readonly tokensOfUser: (userId: number) => MaybePromise<readonly OwnedTokenRow[]> = tokensOf(db),
   ) {}
 
   /** The `<id>|<secret>` parts of a plaintext token, or null when it is malformed. */
@@ -179,7 +189,7 @@ export class TokenService {
 
   /** The user's own tokens, newest first, as their owner may see them: never the hash. */
   async listForUser(userId: number, now = Date.now()): Promise<UserToken[]> {
-    const rows = await ownedNewestFirst.all(this.db, { userId });
+    const rows = await this.tokensOfUser(userId);
     return rows.map((row) => this.present(row, now));
   }
 
