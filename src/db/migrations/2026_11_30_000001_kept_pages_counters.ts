@@ -23,19 +23,30 @@ const TRIGGERS: [name: string, table: string, events: string, bump: string][] = 
   ['tokens_token_version', 'personal_access_tokens', 'insert or update or delete', 'token_version_bump'],
 ];
 
+/**
+ * The trigger function that moves `counter` once per transaction. It names the counter's table
+ * with the schema of the table whose change fired it (TG_TABLE_SCHEMA): the plain name the first
+ * versions used was looked up in the writer's search_path, so a row written by a connection with
+ * another one (an operator's psql on a service that runs in a schema of its own) failed.
+ */
+function bumpFunction(counter: 'data_version' | 'session_version' | 'token_version', schemaOfTable: boolean) {
+  const update = schemaOfTable ? `execute format('update %I.${counter} set n = n + 1 where id = 1', TG_TABLE_SCHEMA);` : `update ${counter} set n = n + 1 where id = 1;`;
+  return sql`
+    create or replace function ${sql.raw(`${counter}_bump`)}() returns trigger language plpgsql as $$
+    begin
+      if coalesce(current_setting('tessera.${sql.raw(counter)}_moved', true), '') <> 'on' then
+        perform set_config('tessera.${sql.raw(counter)}_moved', 'on', true);
+        ${sql.raw(update)}
+      end if;
+      return null;
+    end $$`;
+}
+
 export async function up(db: AnyDb): Promise<void> {
   if (!isPostgres(db)) return;
   await sql`create table token_version (id smallint primary key check (id = 1), n bigint not null)`.execute(db);
   await sql`insert into token_version (id, n) values (1, 1)`.execute(db);
-  await sql`
-    create function token_version_bump() returns trigger language plpgsql as $$
-    begin
-      if coalesce(current_setting('tessera.token_version_moved', true), '') <> 'on' then
-        perform set_config('tessera.token_version_moved', 'on', true);
-        update token_version set n = n + 1 where id = 1;
-      end if;
-      return null;
-    end $$`.execute(db);
+  for (const counter of ['data_version', 'session_version', 'token_version'] as const) await bumpFunction(counter, true).execute(db);
   for (const [name, table, events, bump] of TRIGGERS) {
     await sql`
       create constraint trigger ${sql.raw(name)} after ${sql.raw(events)} on ${sql.raw(table)}
@@ -48,4 +59,5 @@ export async function down(db: AnyDb): Promise<void> {
   for (const [name, table] of TRIGGERS) await sql`drop trigger ${sql.raw(name)} on ${sql.raw(table)}`.execute(db);
   await sql`drop function token_version_bump()`.execute(db);
   await sql`drop table token_version`.execute(db);
+  for (const counter of ['data_version', 'session_version'] as const) await bumpFunction(counter, false).execute(db);
 }
