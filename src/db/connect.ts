@@ -31,6 +31,8 @@ export type Db = {
   sessionChanges: ChangeSource;
   /** Says whether any token changed, its last use included (the same as `changes` on SQLite). */
   tokenChanges: ChangeSource;
+  /** Says whether the database or any token changed (the same as `changes` on SQLite). */
+  dataOrTokenChanges: ChangeSource;
   close(): Promise<void>;
 };
 
@@ -97,6 +99,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
       changes,
       sessionChanges: changes,
       tokenChanges: changes,
+      dataOrTokenChanges: changes,
       // The watch's descriptor is closed only after the connection (see commit-watch.ts).
       close: async () => {
         await kysely.destroy();
@@ -140,7 +143,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     await kysely.destroy();
     if (!pool.ended) await pool.end();
   };
-  return { kysely, dialect: 'postgres', sqlite: null, commits: null, pool, reads, changes, sessionChanges: changes.sessions, tokenChanges: changes.tokens, close };
+  return { kysely, dialect: 'postgres', sqlite: null, commits: null, pool, reads, changes, sessionChanges: changes.sessions, tokenChanges: changes.tokens, dataOrTokenChanges: changes.dataOrTokens, close };
 }
 
 /** True when the database answers a trivial query. */

@@ -20,6 +20,7 @@ import * as media from './migrations/2026_11_27_000010_create_media.js';
 import * as auditLogsActionIndex from './migrations/2026_11_27_000013_audit_logs_action_index.js';
 import * as sessionVersion from './migrations/2026_11_29_000001_session_version.js';
 import * as keptPagesCounters from './migrations/2026_11_30_000001_kept_pages_counters.js';
+import * as tokenIssuedTokenVersionOnly from './migrations/2026_11_30_000002_token_issued_token_version_only.js';
 
 export const migrations: Record<string, Migration> = {
   '2026_11_21_000001_create_core_tables': coreTables,
@@ -40,6 +41,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_27_000013_audit_logs_action_index': auditLogsActionIndex,
   '2026_11_29_000001_session_version': sessionVersion,
   '2026_11_30_000001_kept_pages_counters': keptPagesCounters,
+  '2026_11_30_000002_token_issued_token_version_only': tokenIssuedTokenVersionOnly,
 };
 
 // Kysely finds its own tables by listing every table of the database (pg_get_serial_sequence and

@@ -80,9 +80,11 @@ export function keptSiteValues(db: Db) {
 
 /**
  * The pages of the panel's tables of posts and of users, each with its count, per query, page
- * and size (up to 256 of each, 15 rows a page). What they show moves the counter on both
- * databases: on PostgreSQL any change to a post, and a user or a token added, changed or
- * removed (migration 2026_11_30_000001 added the inserts). Frozen: one answer serves many pages.
+ * and size (up to 256 of each, 15 rows a page). What they show moves the counters on both
+ * databases: on PostgreSQL any change to a post, a user added, changed or removed
+ * (`data_version`), and the users' numbers of tokens: a token revoked moves `data_version`, a
+ * token issued only `token_version` (migration 2026_11_30_000002), so the users' table is kept
+ * behind both. Frozen: one answer serves many pages.
  */
 export function keptAdminTables(db: Db): AdminTables {
   const key = <Query>(fields: (query: Query) => unknown[]) => (request: TableRequest<Query>) => JSON.stringify([...fields(request.query), request.page, request.perPage]);
@@ -100,7 +102,7 @@ export function keptAdminTables(db: Db): AdminTables {
       { maxEntries: 256, key: key((query: PostQuery) => [query.search, query.status, query.locale, query.sort, query.dir]) },
       frozen(postsTable(db)),
     ),
-    users: keptWhileUnchanged(db.changes, { maxEntries: 256, key: key((query: UserQuery) => [query.search, query.sort, query.dir]) }, frozen(usersTable(db))),
+    users: keptWhileUnchanged(db.dataOrTokenChanges, { maxEntries: 256, key: key((query: UserQuery) => [query.search, query.sort, query.dir]) }, frozen(usersTable(db))),
   };
 }
 

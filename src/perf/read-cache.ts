@@ -114,6 +114,11 @@ export class PostgresChanges {
   readonly sessions: ChangeSource;
   /** The tokens' counter (any change to a token, its last use included), from the same looks. */
   readonly tokens: ChangeSource;
+  /**
+   * The data's and the tokens' counters together (their sum, which grows when either does), from
+   * the same looks: for a read that shows both (the panel's users and their numbers of tokens).
+   */
+  readonly dataOrTokens: ChangeSource;
   private readonly requests = new AsyncLocalStorage<number>();
   /** Looks sent so far: the n-th look sent is number n. */
   private sent = 0;
@@ -137,6 +142,12 @@ export class PostgresChanges {
       sync: false,
       known: () => this.knownLook()?.tokens,
       version: () => this.look().then((look) => look.tokens),
+    };
+    const both = (look: Look | undefined) => (look === undefined ? undefined : look.data + look.tokens);
+    this.dataOrTokens = {
+      sync: false,
+      known: () => both(this.knownLook()),
+      version: () => this.look().then((look) => look.data + look.tokens),
     };
   }
 
