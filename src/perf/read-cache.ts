@@ -133,22 +133,18 @@ export class PostgresChanges {
 
   /** `connection`: where the looks go (the pipelined reads' connection, db/connect.ts). */
   constructor(private readonly connection: Pick<PipelinedReads, 'query'>) {
-    this.sessions = {
+    // Each counter of the look as a change source of its own: one look answers them all.
+    const counter = (of: (look: Look) => number): ChangeSource => ({
       sync: false,
-      known: () => this.knownLook()?.sessions,
-      version: () => this.look().then((look) => look.sessions),
-    };
-    this.tokens = {
-      sync: false,
-      known: () => this.knownLook()?.tokens,
-      version: () => this.look().then((look) => look.tokens),
-    };
-    const both = (look: Look | undefined) => (look === undefined ? undefined : look.data + look.tokens);
-    this.dataOrTokens = {
-      sync: false,
-      known: () => both(this.knownLook()),
-      version: () => this.look().then((look) => look.data + look.tokens),
-    };
+      known: () => {
+        const look = this.knownLook();
+        return look === undefined ? undefined : of(look);
+      },
+      version: () => this.look().then(of),
+    });
+    this.sessions = counter((look) => look.sessions);
+    this.tokens = counter((look) => look.tokens);
+    this.dataOrTokens = counter((look) => look.data + look.tokens);
   }
 
   /** Runs `fn` (and the asynchronous work it starts) as a request that arrived now. */

@@ -13,25 +13,16 @@ import { createUser, twoInstances } from '../helpers.js';
 import { WebClient } from '../support/client.js';
 import { postgresTraffic } from '../support/query-plan.js';
 import { needsPostgres } from '../support/services.js';
-import { login, signedInOnSecondInstance } from './support.js';
+import { login, secondInstanceShowing } from './support.js';
 
 /** The handles of the sessions listed on a security page. */
 const sessionsOf = (html: string): string[] => [...html.matchAll(/<tr data-session="([0-9a-f]+)"/g)].map((match) => match[1] ?? '');
 
 describe('the security page, changed through another instance', () => {
-  let a: FastifyInstance;
-  let close: () => Promise<void>;
-  let user: Awaited<ReturnType<typeof signedInOnSecondInstance>>['user'];
-  let page: () => Promise<string>;
-
-  before(async () => {
-    const setup = await signedInOnSecondInstance('kept-security@example.com');
-    ({ a, close, user } = setup);
-    page = () => setup.page('/security');
-  });
-  after(() => close());
+  const kept = secondInstanceShowing('/security', 'kept-security@example.com');
 
   it('shows a passkey added, used and removed here on the next page there', async () => {
+    const { a, user, page } = kept;
     assert.doesNotMatch(await page(), /Kept key/);
     const passkey = { userId: user.id, name: 'Kept key', credentialId: 'a2VwdC1rZXk', publicKey: 'cHVibGlj', counter: 0, transports: ['internal'], backedUp: false };
     const row = await insertPasskey(a.db, passkey, new Date());
@@ -45,6 +36,7 @@ describe('the security page, changed through another instance', () => {
   });
 
   it('shows an email change asked for and withdrawn here on the next page there', async () => {
+    const { a, user, page } = kept;
     assert.doesNotMatch(await page(), /kept-security-new@example\.com/);
     await a.services.emailChanges.request(user, 'kept-security-new@example.com', 'en');
     assert.match(await page(), /kept-security-new@example\.com/);
@@ -53,6 +45,7 @@ describe('the security page, changed through another instance', () => {
   });
 
   it('lists a browser signed in here on the next page there, and drops it when it signs out', async () => {
+    const { a, user, page } = kept;
     const before = sessionsOf(await page());
     const here = new WebClient(a);
     await login(here, user.email, user.plainPassword);
@@ -64,6 +57,7 @@ describe('the security page, changed through another instance', () => {
   });
 
   it('drops a session from the list when it reaches its end, with nothing written in between', async () => {
+    const { a, user, page } = kept;
     const before = sessionsOf(await page());
     const now = Date.now();
     await a.db.kysely

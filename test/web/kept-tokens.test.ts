@@ -12,25 +12,16 @@ import { createUser, twoInstances } from '../helpers.js';
 import { WebClient } from '../support/client.js';
 import { postgresTraffic } from '../support/query-plan.js';
 import { needsPostgres } from '../support/services.js';
-import { login, signedInOnSecondInstance } from './support.js';
+import { login, secondInstanceShowing } from './support.js';
 
 /** The row of a token on a tokens page, or undefined. */
 const rowOf = (html: string, id: number): string | undefined => html.split('<tr ').find((row) => row.startsWith(`data-token-id="${id}"`));
 
 describe('the tokens page, changed through another instance', () => {
-  let a: FastifyInstance;
-  let close: () => Promise<void>;
-  let user: Awaited<ReturnType<typeof signedInOnSecondInstance>>['user'];
-  let page: () => Promise<string>;
-
-  before(async () => {
-    const setup = await signedInOnSecondInstance('kept-tokens@example.com');
-    ({ a, close, user } = setup);
-    page = () => setup.page('/user/api-tokens');
-  });
-  after(() => close());
+  const kept = secondInstanceShowing('/user/api-tokens', 'kept-tokens@example.com');
 
   it('shows a token made here, its first use through the API and its revocation on the next page there', async () => {
+    const { a, user, page } = kept;
     const token = await a.services.tokens.issue(user.id, 'kept-laptop');
     const made = rowOf(await page(), token.id) ?? '';
     assert.match(made, /kept-laptop/, 'the new token is listed');

@@ -1,6 +1,7 @@
 // Shared set-up for the page tests: logging a client in through the form, and reading the
 // session rows the cookies point at.
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import type { Db } from '../../src/db/connect.js';
 import { SESSION_COOKIE } from '../../src/plugins/session.js';
 import { buildTestApp, createUser, twoInstances, type TestApp } from '../helpers.js';
@@ -92,4 +93,20 @@ export async function signedInOnSecondInstance(email: string) {
     return second.body;
   };
   return { a, b, close, user, there, page };
+}
+
+/**
+ * signedInOnSecondInstance for the tests of one describe block, made in its before() and closed
+ * in its after(): each test takes `a`, `user` and `page()` (which asks for `path` there) from it.
+ */
+export function secondInstanceShowing(path: string, email: string) {
+  const kept = {} as Pick<Awaited<ReturnType<typeof signedInOnSecondInstance>>, 'a' | 'user'> & { page: () => Promise<string> };
+  let close = async () => {};
+  before(async () => {
+    const setup = await signedInOnSecondInstance(email);
+    Object.assign(kept, { a: setup.a, user: setup.user, page: () => setup.page(path) });
+    close = setup.close;
+  });
+  after(() => close());
+  return kept;
 }
